@@ -1,0 +1,11 @@
+"""rntk: exact Recurrent Neural Tangent Kernels for time series.
+
+Kernels of infinitely wide recurrent networks, as Gram matrices for sequences of any
+and of different lengths, with scikit-learn estimators built on them.
+"""
+
+from ._rntk import rntk_diag, rntk_kernel
+
+__version__ = "0.1.0"
+
+__all__ = ["rntk_kernel", "rntk_diag"]

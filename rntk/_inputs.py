@@ -1,0 +1,228 @@
+"""Validation and conversion of the sequence inputs every kernel accepts.
+
+Accepted layouts (all give the same sequences):
+
+* 2-D array ``(n_samples, n_timesteps)``: univariate series;
+* 3-D array ``(n_samples, n_timesteps, n_channels)``: multivariate, time-major
+  (the tslearn / torch ``batch_first`` convention, *not* aeon's channel-major one);
+* a list (or tuple) of arrays of shape ``(T_i,)`` or ``(T_i, n_channels)``.
+
+Trailing NaN steps are padding (the UCR layout of variable-length data): a series
+ends at its last step that holds a finite value. A NaN before that point, or a step
+where only some channels are NaN, is an error.
+"""
+
+import numbers
+
+import numpy as np
+
+__all__ = ["as_sequences", "check_same_channels", "pack_end_aligned", "check_nonnegative"]
+
+
+def _as_float_array(a, name):
+    arr = np.asarray(a)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"{name} must hold numbers; got an object array that cannot be read as float"
+            ) from None
+    if arr.dtype.kind == "b":
+        return arr.astype(np.float64)
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    return arr.astype(np.float64, copy=False)
+
+
+def _trim_series(s, name, i):
+    """Strip trailing NaN steps of one (T, m) series and check the rest."""
+    nan_steps = np.isnan(s)
+    if np.isinf(s).any():
+        raise ValueError(f"{name}: series {i} contains infinite values")
+    step_nan = nan_steps.any(axis=1)
+    if step_nan.any():
+        if not (nan_steps.all(axis=1) == step_nan).all():
+            raise ValueError(
+                f"{name}: series {i} has a time step where only some channels are NaN"
+            )
+        valid = np.flatnonzero(~step_nan)
+        if valid.size == 0:
+            raise ValueError(f"{name}: series {i} is empty (all values are NaN)")
+        end = valid[-1] + 1
+        if step_nan[:end].any():
+            raise ValueError(
+                f"{name}: series {i} has NaN inside the series (NaN is only allowed as "
+                "trailing padding)"
+            )
+        s = s[:end]
+    if s.shape[0] == 0:
+        raise ValueError(f"{name}: series {i} is empty")
+    return np.ascontiguousarray(s)
+
+
+def as_sequences(X, name="X"):
+    """Convert any accepted input layout into a list of ``(T_i, m)`` float64 arrays.
+
+    Parameters
+    ----------
+    X : array-like or list of array-like
+        The sequences, in one of the layouts described in the module docstring.
+    name : str, default="X"
+        Name used in error messages.
+
+    Returns
+    -------
+    seqs : list of ndarray of shape (T_i, n_channels)
+        C-contiguous float64 arrays, trailing NaN padding removed.
+
+    Raises
+    ------
+    TypeError
+        If the values are not real numbers.
+    ValueError
+        For an empty set, empty series, NaN inside a series, infinite values or
+        series with different channel counts.
+    """
+    if isinstance(X, (list, tuple)):
+        if len(X) == 0:
+            raise ValueError(f"{name} is empty: at least one series is needed")
+        raw = []
+        for i, s in enumerate(X):
+            a = _as_float_array(s, f"{name}[{i}]")
+            if a.ndim == 0:
+                raise ValueError(
+                    f"{name}[{i}] is a scalar; each series must be an array of shape "
+                    "(T,) or (T, n_channels)"
+                )
+            if a.ndim == 1:
+                a = a[:, None]
+            elif a.ndim != 2:
+                raise ValueError(
+                    f"{name}[{i}] has {a.ndim} dimensions; each series must have shape "
+                    "(T,) or (T, n_channels)"
+                )
+            raw.append(a)
+    else:
+        if hasattr(X, "__array__") or isinstance(X, np.ndarray):
+            a = _as_float_array(X, name)
+        elif isinstance(X, (numbers.Number, str)) or X is None:
+            raise TypeError(f"{name} must be an array or a list of arrays; got {type(X)!r}")
+        else:
+            a = _as_float_array(X, name)
+        if a.ndim == 2:
+            raw = list(a[:, :, None])
+        elif a.ndim == 3:
+            raw = list(a)
+        else:
+            raise ValueError(
+                f"{name} must be 2-D (n_samples, n_timesteps), 3-D (n_samples, "
+                f"n_timesteps, n_channels) or a list of series; got an array with "
+                f"{a.ndim} dimension(s). Reshape a single series with x[None, :]."
+            )
+        if len(raw) == 0:
+            raise ValueError(f"{name} is empty: at least one series is needed")
+    seqs = [_trim_series(s, name, i) for i, s in enumerate(raw)]
+    check_same_channels(seqs, name=name)
+    return seqs
+
+
+def check_same_channels(seqs, other=None, name="X", other_name="Y"):
+    """Check that every series (of one or two sets) has the same channel count.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        Sequences returned by :func:`as_sequences`.
+    other : list of ndarray, optional
+        A second set that must have the same channel count.
+    name, other_name : str
+        Names used in error messages.
+
+    Returns
+    -------
+    n_channels : int
+        The common channel count.
+    """
+    m = seqs[0].shape[1]
+    for i, s in enumerate(seqs):
+        if s.shape[1] != m:
+            raise ValueError(
+                f"{name}: series {i} has {s.shape[1]} channels but series 0 has {m}; all "
+                "series must have the same number of channels"
+            )
+    if other is not None:
+        m2 = other[0].shape[1]
+        if m2 != m:
+            raise ValueError(
+                f"{name} has {m} channels but {other_name} has {m2}; they must match"
+            )
+    return m
+
+
+def pack_end_aligned(seqs, fill=0.0):
+    """Stack sequences into one array, aligned at their end (padding in front).
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    fill : float, default=0.0
+        Value of the padding in front of shorter sequences.
+
+    Returns
+    -------
+    data : ndarray of shape (T_max, n, m)
+        Time-major stack: ``data[T_max - T_i:, i]`` is series ``i``.
+    starts : ndarray of shape (n,), dtype int64
+        First valid index of each series, ``T_max - T_i``.
+    """
+    lengths = np.array([s.shape[0] for s in seqs], dtype=np.int64)
+    t_max = int(lengths.max())
+    m = seqs[0].shape[1]
+    data = np.full((t_max, len(seqs), m), fill, dtype=np.float64)
+    for i, s in enumerate(seqs):
+        data[t_max - s.shape[0]:, i] = s
+    return data, t_max - lengths
+
+
+def check_nonnegative(value, name, n_layers=None):
+    """Validate a variance hyperparameter: finite and >= 0, scalar or one per layer.
+
+    Parameters
+    ----------
+    value : float or array-like of float
+        The hyperparameter.
+    name : str
+        Its name, for error messages.
+    n_layers : int, optional
+        If given, broadcast a scalar to ``n_layers`` values and require a sequence
+        to have exactly that length.
+
+    Returns
+    -------
+    value : float or ndarray of shape (n_layers,)
+        A float when ``n_layers`` is None, else a float64 array.
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a non-negative number, got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a non-negative number, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, got {value!r}")
+    if n_layers is None:
+        if arr.ndim != 0:
+            raise ValueError(f"{name} must be a scalar, got {value!r}")
+        return float(arr)
+    if arr.ndim == 0:
+        return np.full(n_layers, float(arr))
+    if arr.shape != (n_layers,):
+        raise ValueError(
+            f"{name} must be a scalar or have one value per layer ({n_layers}); "
+            f"got shape {arr.shape}"
+        )
+    return arr.copy()

@@ -1,0 +1,14 @@
+"""Finite-width recurrent networks in PyTorch (requires the ``torch`` extra).
+
+``import rntk`` never needs torch; ``import rntk.nn`` does.
+"""
+
+try:
+    import torch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without torch
+    raise ImportError(
+        "rntk.nn needs PyTorch: install the CPU wheel with `pip install torch` "
+        "(or `pip install rntk[torch]`)"
+    ) from exc
+
+__all__ = []
