@@ -11,4 +11,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
         "(or `pip install rntk[torch]`)"
     ) from exc
 
-__all__ = []
+from ._ntk import empirical_ntk  # noqa: E402
+
+__all__ = ["empirical_ntk"]
