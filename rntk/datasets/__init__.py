@@ -1,0 +1,11 @@
+"""Time series classification datasets: the UCR / UEA archives and small bundled ones.
+
+:func:`load_ucr` reads any folder in the UCR 2018 ``tsv`` layout or the sktime / aeon
+``.ts`` layout, and falls back to five small datasets shipped with the package
+(Coffee, ECG200, GunPoint, PickupGestureWiimoteZ, Trace; Dau et al., "The UCR time
+series archive", 2019). :func:`list_ucr` lists what is available, with sizes.
+"""
+
+from ._ucr import BUNDLED_DATASETS, list_ucr, load_ucr
+
+__all__ = ["load_ucr", "list_ucr", "BUNDLED_DATASETS"]
