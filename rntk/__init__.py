@@ -4,8 +4,9 @@ Kernels of infinitely wide recurrent networks, as Gram matrices for sequences of
 and of different lengths, with scikit-learn estimators built on them.
 """
 
+from . import datasets
 from ._rntk import rntk_diag, rntk_kernel
 
 __version__ = "0.1.0"
 
-__all__ = ["rntk_kernel", "rntk_diag"]
+__all__ = ["datasets", "rntk_kernel", "rntk_diag"]
