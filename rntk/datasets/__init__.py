@@ -3,9 +3,11 @@
 :func:`load_ucr` reads any folder in the UCR 2018 ``tsv`` layout or the sktime / aeon
 ``.ts`` layout, and falls back to five small datasets shipped with the package
 (Coffee, ECG200, GunPoint, PickupGestureWiimoteZ, Trace; Dau et al., "The UCR time
-series archive", 2019). :func:`list_ucr` lists what is available, with sizes.
+series archive", 2019). :func:`list_ucr` lists what is available, with sizes;
+:func:`load_ts` and :func:`read_tsv` read single files.
 """
 
-from ._ucr import BUNDLED_DATASETS, list_ucr, load_ucr
+from ._ts import load_ts
+from ._ucr import BUNDLED_DATASETS, list_ucr, load_ucr, read_tsv
 
-__all__ = ["load_ucr", "list_ucr", "BUNDLED_DATASETS"]
+__all__ = ["load_ucr", "list_ucr", "load_ts", "read_tsv", "BUNDLED_DATASETS"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_ucr", "list_ucr", "BUNDLED_DATASETS"]
+__all__ = ["load_ucr", "list_ucr", "read_tsv", "BUNDLED_DATASETS"]
 
 BUNDLED_DATASETS = ("Coffee", "ECG200", "GunPoint", "PickupGestureWiimoteZ", "Trace")
 _DATA_DIR = Path(__file__).parent / "data"
@@ -257,6 +257,8 @@ def _load_source(source, name):
         X, y = _read_split(source, s)
         src = source[s] if isinstance(source, dict) else f"{name} ({s})"
         lengths = _check_padded(X, src)
+        if y is None:
+            raise ValueError(f"{src}: the file has no class labels")
         if len(y) != X.shape[0]:
             raise ValueError(f"{src}: {X.shape[0]} series but {len(y)} labels")
         parts[s] = (X, y, lengths)
