@@ -12,11 +12,11 @@ the "diagonal" ``(t, t + tau)`` of each covariance: ``O(L min(T, T'))`` per pair
 
 Engine layout. Both sets are stacked end-aligned on a common time axis ``P``; a
 pair is active at ``P`` when both series have started. For one row ``i`` and a tile
-of columns ``j`` the recursion runs forward over ``P`` and layers, vectorised over
-the tile, storing ``Sigma`` and ``V_phi'`` per (layer, step, column); the backward
-pass then accumulates ``sum Pi * Sigma``. Before the first step of a pair the
-recurrent covariance is zero (independent initial states), or ``sigma_h^2`` for a
-sample paired with itself.
+of columns ``j`` a single forward sweep over ``P`` and layers, vectorised over the
+tile, carries the covariance, its derivative kernel and the tangent kernel of each
+layer (no per-step storage). Before the first step of a pair the recurrent
+covariance is zero (independent initial states), or ``sigma_h^2`` for a sample
+paired with itself.
 """
 
 import math
@@ -34,60 +34,77 @@ ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
 KINDS = ("ntk", "nngp")
 _TILE = 256  # columns per work item: bounds per-thread memory to L * T * _TILE * 16 bytes
 
-# Chebyshev coefficients of g(x) = arccos(x) / sqrt(1 - x) on [0, 1] (variable u = 2x - 1),
-# accurate to ~4e-16 in arccos. Used instead of math.acos so that the hot loop vectorises.
-_ACOS_CHEB = np.array([
-    1.4866664932871034, -0.07770606743304581, 0.005770882844168942, -0.0005768436668951073,
-    6.644734385570558e-05, -8.316955756105665e-06, 1.0993009051948328e-06,
-    -1.5100156898743052e-07, 2.1343876112596863e-08, -3.08436075856294e-09,
-    4.536229197090304e-10, -6.767771278685552e-11, 1.0217875048754394e-11,
-    -1.5582278427264927e-12, 2.396757178705779e-13, -3.713945243641972e-14,
-    5.7923783087289715e-15, -9.08558576998262e-16, 1.4323355894258692e-16,
+# asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
+# relative error ~2e-16). With the reduction asin(y) = pi/2 - 2 asin(sqrt((1 - y)/2)) above
+# 1/2 it gives branch-free arcsin / arccos that vectorise (math.acos does not).
+_ASIN_POLY = np.array([
+    0.16666666666666646, 0.07500000000021978, 0.04464285710146497, 0.030381947490254527,
+    0.022372043664706378, 0.017355334434132383, 0.013928781847841392, 0.011882032645784928,
+    0.0077714397645414456, 0.016129764409156828, -0.010908304349000406, 0.028285381520428275,
 ])
+_JIT = dict(fastmath=True, error_model="numpy", cache=True)
 
 
-@njit(inline="always", fastmath=True, cache=True)
+@njit(inline="always", **_JIT)
+def _asin_core(a):
+    """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2."""
+    big = a > 0.5
+    y = math.sqrt(0.5 * (1.0 - a)) if big else a
+    z = y * y
+    p = _ASIN_POLY[_ASIN_POLY.shape[0] - 1]
+    for k in range(_ASIN_POLY.shape[0] - 2, -1, -1):
+        p = p * z + _ASIN_POLY[k]
+    return y + y * z * p, big
+
+
+@njit(inline="always", **_JIT)
 def _acos(x):
-    """Branch-free arccos on [-1, 1] (Clenshaw sum of a Chebyshev series)."""
-    a = abs(x)
-    u2 = 2.0 * (2.0 * a - 1.0)
-    b1 = 0.0
-    b2 = 0.0
-    for k in range(_ACOS_CHEB.shape[0] - 1, 0, -1):
-        b0 = _ACOS_CHEB[k] + u2 * b1 - b2
-        b2 = b1
-        b1 = b0
-    g = _ACOS_CHEB[0] + 0.5 * u2 * b1 - b2
-    r = math.sqrt(1.0 - a) * g
+    """Branch-free arccos on [-1, 1], accurate to a few ulps."""
+    r, big = _asin_core(abs(x))
+    r = 2.0 * r if big else 0.5 * math.pi - r
     return r if x >= 0.0 else math.pi - r
 
 
-@njit(inline="always", fastmath=True, cache=True)
-def _v_phi(act, k1, k2, k3, same):
+@njit(inline="always", **_JIT)
+def _asin(x):
+    """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0)."""
+    r, big = _asin_core(abs(x))
+    r = 0.5 * math.pi - 2.0 * r if big else r
+    return r if x >= 0.0 else -r
+
+
+def _self_factors(k, act):
+    """Per-series factors of the V operators, from the self variances ``k``.
+
+    ReLU needs ``sqrt(k)``, erf ``sqrt(1 + 2k)``; both with their inverse (0 for a zero
+    variance), so that the pair kernel multiplies instead of dividing.
+    """
+    a = np.sqrt(1.0 + 2.0 * k) if act == 1 else np.sqrt(k)
+    r = np.divide(1.0, a, out=np.zeros_like(a), where=a > 0)
+    return a, r
+
+
+@njit(inline="always", **_JIT)
+def _v_phi(act, a1, r1, a2, r2, k3, same):
     """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
 
-    ``same`` forces the correlation to exactly 1 (a sample paired with itself).
+    ``a``, ``r`` are the factors of ``_self_factors`` for k1 and k2. ``same`` marks a
+    sample paired with itself: correlation exactly 1, by the closed form.
     """
     if act == 0:  # ReLU
-        s = math.sqrt(k1 * k2)
-        c = k3 / s if s > 0.0 else 0.0
-        c = min(max(c, -1.0), 1.0)
-        if same:
-            c = 1.0
-        th = _acos(c)
-        v = s * (math.sqrt(1.0 - c * c) + (math.pi - th) * c) / (2.0 * math.pi)
-        return v, (math.pi - th) / (2.0 * math.pi)
+        c = min(max(k3 * r1 * r2, -1.0), 1.0)
+        c = 1.0 if same else c
+        th = math.pi - _acos(c)
+        v = a1 * a2 * (math.sqrt(1.0 - c * c) + th * c) * (0.5 / math.pi)
+        return v, th * (0.5 / math.pi)
     elif act == 1:  # erf
-        d = math.sqrt((1.0 + 2.0 * k1) * (1.0 + 2.0 * k2))
-        a = min(max(2.0 * k3 / d, -1.0), 1.0)
-        if same:
-            a = 2.0 * k1 / (1.0 + 2.0 * k1)
-        v = 2.0 / math.pi * math.asin(a)
-        return v, 4.0 / (math.pi * d * math.sqrt(1.0 - a * a))
+        c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
+        c = 1.0 - r1 * r1 if same else c  # 2 k / (1 + 2 k)
+        return (2.0 / math.pi) * _asin(c), 4.0 / math.pi * r1 * r2 / math.sqrt(1.0 - c * c)
     return k3, 1.0  # linear
 
 
-@njit(cache=True)
+@njit(**_JIT)
 def _self_variances(data, start, act, sw2, su2, sb2, sh2):
     """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
 
@@ -107,88 +124,124 @@ def _self_variances(data, start, act, sw2, su2, sb2, sh2):
                         inp += data[p, k, i] * data[p, k, i]
                     inp *= su2[0] / m
                 else:
-                    below = out[l - 1, p, i]
-                    inp = su2[l] * _v_phi(act, below, below, below, True)[0]
+                    inp = su2[l] * _v_self(act, out[l - 1, p, i])
                 s = sw2[l] * v_rec + inp + sb2[l]
                 out[l, p, i] = s
-                v_rec = _v_phi(act, s, s, s, True)[0]
+                v_rec = _v_self(act, s)
     return out
 
 
-@njit(parallel=True, fastmath=True, cache=True)
-def _pair_kernel(xdata, xstart, xself, ydata, ystart, yself, items, symmetric, diag_out,
+@njit(inline="always", **_JIT)
+def _v_self(act, k):
+    """V_phi of a sample with itself (correlation 1) at variance ``k``."""
+    if act == 0:
+        return 0.5 * k
+    elif act == 1:
+        return (2.0 / math.pi) * math.asin(2.0 * k / (1.0 + 2.0 * k))
+    return k
+
+
+@njit(inline="always", **_JIT)
+def _lane(act, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+    """One (layer, step) of the recursion for a row against a tile of columns.
+
+    Updates in place ``v`` (V_phi: covariance of the hidden states), ``d`` (V_phi') and
+    ``th`` (tangent kernel of the pre-activations); masked columns (not yet started) stay 0.
+    """
+    for jj in range(v.shape[0]):
+        s = sw2 * v[jj] + scale * inp[jj] + sb2
+        t = s + sw2 * d[jj] * th[jj] + below[jj]
+        vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
+        active = p >= ystart[jj]
+        v[jj] = vv if active else 0.0
+        d[jj] = vd if active else 0.0
+        th[jj] = t if active else 0.0
+
+
+# the recursion above, specialised per activation so that the lane loop vectorises
+@njit(**_JIT)
+def _lane_relu(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+    _lane(0, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+
+
+@njit(**_JIT)
+def _lane_erf(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+    _lane(1, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+
+
+@njit(**_JIT)
+def _lane_linear(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+    _lane(2, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+
+
+@njit(parallel=True, **_JIT)
+def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
                  act, sw2, su2, sb2, sh2, sv2, want_ntk, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
 
     ``symmetric``: Y is X, the pair (i, i) is a sample with itself, and ``out[j, i]`` is
     filled too. ``diag_out``: write ``out[i, 0]`` (used by ``rntk_diag``).
+
+    The NTK is accumulated forward in time: with ``Theta^(l,t)`` the tangent kernel of
+    the pre-activations ``g^(l,t)``,
+    ``Theta^(l,t) = Sigma^(l,t) + sw2_l D^(l,t-1) Theta^(l,t-1) + su2_l D^(l-1,t) Theta^(l-1,t)``
+    and ``Theta = sigma_v^2 (V_phi + D^(L,T) Theta^(L,T))``, which re-associates the
+    backward sum ``sum_l sum_t Pi^(l,t) Sigma^(l,t) + K`` of the spec.
     """
     t_max, m, _ = xdata.shape
     n_layers = sw2.shape[0]
-    last = t_max - 1
     for it in prange(items.shape[0]):
         i = items[it, 0]
         j0 = items[it, 1]
-        nb = items[it, 2] - j0
-        p0 = xstart[i]
-        sig = np.zeros((n_layers, t_max, nb))
-        dot = np.zeros((n_layers, t_max, nb))
-        v_rec = np.zeros((n_layers, nb))
+        j1 = items[it, 2]
+        nb = j1 - j0
+        # per layer and column: V_phi (covariance of h), V_phi' and Theta of g, last step
+        v = np.zeros((n_layers, nb))
+        d = np.zeros((n_layers, nb))
+        th = np.zeros((n_layers, nb))
         inp = np.empty(nb)
-        k_out = np.zeros(nb)
+        below = np.zeros(nb)
         same = np.zeros(nb, dtype=np.bool_)
-        if symmetric and j0 <= i < j0 + nb:
+        if symmetric and j0 <= i < j1:
             same[i - j0] = True
+            v[:, i - j0] = sh2  # a sample shares its initial state with itself
+        for p in range(xstart[i], t_max):
             for l in range(n_layers):
-                v_rec[l, i - j0] = sh2
-        # forward: Sigma^(l,P) and V_phi'(l,P) for every column of the tile
-        for p in range(p0, t_max):
-            for l in range(n_layers):
+                # inputs from below: the data (layer 1) or layer l-1 at this step
                 if l == 0:
+                    scale = su2[0] / m
                     inp[:] = 0.0
+                    below[:] = 0.0
                     for k in range(m):
                         xv = xdata[p, k, i]
                         for jj in range(nb):
                             inp[jj] += xv * ydata[p, k, j0 + jj]
-                    scale = su2[0] / m
                 else:
                     scale = su2[l]
                     for jj in range(nb):
-                        inp[jj] = v_rec[l - 1, jj]
-                k1 = xself[l, p, i]
-                for jj in range(nb):
-                    active = p >= ystart[j0 + jj]
-                    s = sw2[l] * v_rec[l, jj] + scale * inp[jj] + sb2[l]
-                    v, vd = _v_phi(act, k1, yself[l, p, j0 + jj], s, same[jj])
-                    sig[l, p, jj] = s if active else 0.0
-                    dot[l, p, jj] = vd if active else 0.0
-                    v_rec[l, jj] = v if active else 0.0
+                        inp[jj] = v[l - 1, jj]
+                        below[jj] = su2[l] * d[l - 1, jj] * th[l - 1, jj]
+                args = (p, xa[l, p, i], xr[l, p, i], sw2[l], scale, sb2[l], ystart[j0:j1],
+                        ya[l, p, j0:j1], yr[l, p, j0:j1], inp, below, same, v[l], d[l], th[l])
+                if act == 0:
+                    _lane_relu(*args)
+                elif act == 1:
+                    _lane_erf(*args)
+                else:
+                    _lane_linear(*args)
+        top = n_layers - 1
         for jj in range(nb):
-            k_out[jj] = sv2 * v_rec[n_layers - 1, jj]
-        res = k_out
-        if want_ntk:
-            # backward: Pi^(l,P) = D (sw2 Pi^(l,P+1) + su2^(l+1) Pi^(l+1,P)); top: sigma_v^2
-            theta = k_out.copy()
-            pi_next = np.zeros((n_layers, nb))
-            for p in range(last, p0 - 1, -1):
-                for l in range(n_layers - 1, -1, -1):
-                    for jj in range(nb):
-                        if l == n_layers - 1:
-                            up = sv2 if p == last else 0.0
-                        else:
-                            up = su2[l + 1] * pi_next[l + 1, jj]
-                        pi = dot[l, p, jj] * (sw2[l] * pi_next[l, jj] + up)
-                        theta[jj] += pi * sig[l, p, jj]
-                        pi_next[l, jj] = pi
-            res = theta
-        for jj in range(nb):
+            res = v[top, jj]
+            if want_ntk:
+                res += d[top, jj] * th[top, jj]
+            res *= sv2
             j = j0 + jj
             if diag_out:
-                out[i, 0] = res[jj]
+                out[i, 0] = res
             else:
-                out[i, j] = res[jj]
+                out[i, j] = res
                 if symmetric:
-                    out[j, i] = res[jj]
+                    out[j, i] = res
     return out
 
 
@@ -246,6 +299,10 @@ def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activat
     )
 
 
+def _engine_args(p):
+    return p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"], p["sv2"], p["want_ntk"]
+
+
 def _prepare(seqs, t_max, p):
     data, start = pack_end_aligned(seqs)
     pad = t_max - data.shape[0]
@@ -253,7 +310,7 @@ def _prepare(seqs, t_max, p):
     data = np.ascontiguousarray(np.pad(data, ((pad, 0), (0, 0), (0, 0))).transpose(0, 2, 1))
     start = start + pad
     self_var = _self_variances(data, start, p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"])
-    return data, start, self_var
+    return (data, start) + _self_factors(self_var, p["act"])
 
 
 def _items(n_rows, n_cols, symmetric):
@@ -342,17 +399,12 @@ def rntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0
     ys = xs if symmetric else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
     t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
-    xdata, xstart, xself = _prepare(xs, t_max, p)
-    if symmetric:
-        ydata, ystart, yself = xdata, xstart, xself
-    else:
-        ydata, ystart, yself = _prepare(ys, t_max, p)
+    x = _prepare(xs, t_max, p)
+    y = x if symmetric else _prepare(ys, t_max, p)
     out = np.zeros((len(xs), len(ys)))
     items = _items(len(xs), len(ys), symmetric)
     with numba_threads(n_jobs):
-        _pair_kernel(xdata, xstart, xself, ydata, ystart, yself, items, symmetric, False,
-                     p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"], p["sv2"],
-                     p["want_ntk"], out)
+        _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), out)
     return out
 
 
@@ -383,12 +435,10 @@ def rntk_diag(X, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind)
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
-    xdata, xstart, xself = _prepare(xs, t_max, p)
+    x = _prepare(xs, t_max, p)
     n = len(xs)
-    items = np.stack([np.arange(n), np.arange(n), np.arange(1, n + 1)], axis=1)
+    items = np.stack([np.arange(n), np.arange(n), np.arange(1, n + 1)], axis=1).astype(np.int64)
     out = np.zeros((n, 1))
     with numba_threads(n_jobs):
-        _pair_kernel(xdata, xstart, xself, xdata, xstart, xself, items.astype(np.int64), True,
-                     True, p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"], p["sv2"],
-                     p["want_ntk"], out)
+        _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
     return out[:, 0]

@@ -1,0 +1,157 @@
+"""Throughput of the RNTK Gram engine, against a vectorised-numpy baseline.
+
+Throughput is counted in pair-steps per second, ``n_X * n_Y * T * L / seconds`` (for a
+symmetric Gram ``n_X * n_Y`` counts every entry although only half are computed, as a
+user would count it). The baseline is the same single-layer recursion written in numpy,
+updating whole ``N x N`` matrices per time step; both run in this process, on the same
+data, so their ratio is meaningful on a noisy machine.
+
+Run::
+
+    python benchmarks/bench_kernel.py            # full: N=500, T=150, plus scaling
+    python benchmarks/bench_kernel.py --quick    # small sizes, seconds
+
+Writes ``bench_kernel.json`` and ``bench_kernel.png`` (scaling in N and T) in ``--out``.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import numba
+import numpy as np
+
+from rntk import rntk_kernel
+
+
+def numpy_rntk(X, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0, sigma_v=1.0):
+    """Single-layer ReLU RNTK K(X, X) in plain numpy: whole N x N matrices per step.
+
+    ``X`` is a list of 1-D series (end-aligned when lengths differ).
+    """
+    n = len(X)
+    lengths = np.array([len(x) for x in X])
+    t_max = lengths.max()
+    data = np.zeros((t_max, n))
+    for i, x in enumerate(X):
+        data[t_max - len(x):, i] = x
+    start = t_max - lengths
+    sw2, su2, sb2, sh2, sv2 = sigma_w**2, sigma_u**2, sigma_b**2, sigma_h**2, sigma_v**2
+    v = np.eye(n) * sh2          # covariance of the previous hidden states
+    d = np.zeros((n, n))         # V_phi' of the previous step
+    th = np.zeros((n, n))        # tangent kernel of the previous pre-activations
+    self_v = np.full(n, sh2)
+    eye = np.eye(n, dtype=bool)
+    for p in range(t_max):
+        on = start <= p
+        active = np.outer(on, on)
+        xp = data[p]
+        s = sw2 * v + su2 * np.outer(xp, xp) + sb2
+        s_self = sw2 * self_v + su2 * xp * xp + sb2
+        norm = np.sqrt(np.outer(s_self, s_self))
+        c = np.clip(np.divide(s, norm, out=np.zeros_like(s), where=norm > 0), -1.0, 1.0)
+        c[eye] = 1.0
+        angle = np.arccos(c)
+        th = np.where(active, s + sw2 * d * th, 0.0)
+        v = np.where(active, norm * (np.sqrt(1 - c * c) + (np.pi - angle) * c) / (2 * np.pi),
+                     0.0)
+        d = np.where(active, (np.pi - angle) / (2 * np.pi), 0.0)
+        self_v = np.where(on, s_self / 2, 0.0)
+    return sv2 * (v + d * th)
+
+
+def _time(fn, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
+    parser.add_argument("--out", default="results/bench_kernel")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    rng = np.random.default_rng(0)
+    n, T = (150, 60) if args.quick else (500, 150)
+    threads = numba.get_num_threads()
+    print(f"numba threads: {threads}; N={n}, T={T}, L=1, ReLU")
+
+    X = rng.normal(size=(n, T))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    rntk_kernel(X[:4])  # compile (or load from cache) outside the timings
+    result = {"threads": threads, "N": n, "T": T}
+
+    t_numba = _time(lambda: rntk_kernel(X), args.repeat)
+    t_numpy = _time(lambda: numpy_rntk(list(X)), max(1, args.repeat - 1))
+    err = np.max(np.abs(rntk_kernel(X) - numpy_rntk(list(X)))) / np.max(np.abs(rntk_kernel(X)))
+    result["equal"] = dict(numba_s=t_numba, numpy_s=t_numpy, ratio=t_numpy / t_numba,
+                           pair_steps_per_s=n * n * T / t_numba, max_rel_diff=err)
+    print(f"equal lengths : rntk {t_numba:.3f} s ({n * n * T / t_numba:.3g} pair-steps/s), "
+          f"numpy {t_numpy:.3f} s, ratio {t_numpy / t_numba:.1f}x (rel. diff {err:.1e})")
+
+    lengths = rng.integers(T // 2, T + 1, size=n)
+    Xm = [x[:t] for x, t in zip(X, lengths)]
+    pair_steps = float(np.minimum.outer(lengths, lengths).sum())
+    t_mixed = _time(lambda: rntk_kernel(Xm), args.repeat)
+    t_mixed_np = _time(lambda: numpy_rntk(Xm), max(1, args.repeat - 1))
+    result["mixed"] = dict(numba_s=t_mixed, numpy_s=t_mixed_np, ratio=t_mixed_np / t_mixed,
+                           pair_steps_per_s=pair_steps / t_mixed)
+    print(f"mixed lengths : rntk {t_mixed:.3f} s ({pair_steps / t_mixed:.3g} aligned "
+          f"pair-steps/s), numpy {t_mixed_np:.3f} s, ratio {t_mixed_np / t_mixed:.1f}x")
+
+    for name, act, L in (("erf", "erf", 1), ("relu_L3", "relu", 3)):
+        t = _time(lambda: rntk_kernel(X, activation=act, n_layers=L), 1)
+        result[name] = dict(seconds=t, pair_steps_per_s=n * n * T * L / t)
+        print(f"{name:14s}: {t:.3f} s ({n * n * T * L / t:.3g} pair-steps/s)")
+
+    # scaling in N (T fixed) and in T (N fixed)
+    sizes_n = [50, 100, 200, 400] if args.quick else [100, 200, 400, 800, 1600]
+    sizes_t = [25, 50, 100, 200] if args.quick else [50, 100, 200, 400, 800]
+    t_fixed, n_fixed = (60, 100) if args.quick else (150, 300)
+    scal_n = [_time(lambda: rntk_kernel(rng.normal(size=(k, t_fixed))), 1) for k in sizes_n]
+    scal_t = [_time(lambda: rntk_kernel(rng.normal(size=(n_fixed, k))), 1) for k in sizes_t]
+    result["scaling_N"] = dict(T=t_fixed, N=sizes_n, seconds=scal_n)
+    result["scaling_T"] = dict(N=n_fixed, T=sizes_t, seconds=scal_t)
+    for k, s in zip(sizes_n, scal_n):
+        print(f"N={k:5d} T={t_fixed}: {s:.3f} s")
+    for k, s in zip(sizes_t, scal_t):
+        print(f"N={n_fixed} T={k:5d}: {s:.3f} s")
+
+    with open(os.path.join(args.out, "bench_kernel.json"), "w") as f:
+        json.dump(result, f, indent=2)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot")
+        return result
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    axes[0].loglog(sizes_n, scal_n, "o-", label="rntk")
+    axes[0].loglog(sizes_n, scal_n[-1] * (np.array(sizes_n) / sizes_n[-1]) ** 2, "k:",
+                   label="$\\propto N^2$")
+    axes[0].set(xlabel="N (series)", ylabel="seconds", title=f"Gram K(X, X), T = {t_fixed}")
+    axes[1].loglog(sizes_t, scal_t, "o-", label="rntk")
+    axes[1].loglog(sizes_t, scal_t[-1] * np.array(sizes_t) / sizes_t[-1], "k:",
+                   label="$\\propto T$")
+    axes[1].set(xlabel="T (steps)", title=f"Gram K(X, X), N = {n_fixed}")
+    for ax in axes:
+        ax.legend()
+        ax.grid(alpha=0.3, which="both")
+    fig.suptitle(f"RNTK engine, {threads} threads: {t_numpy / t_numba:.0f}x numpy "
+                 f"(N={n}, T={T})")
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "bench_kernel.png"), dpi=120)
+    print(f"wrote {args.out}/bench_kernel.json and .png")
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""Plain, slow reference implementations written from the project's math spec.
+
+Scalar Python loops, one pair at a time, no shared code with the package: the
+oracles that the fast kernels are tested against.
+"""
+
+import math
+
+import numpy as np
+
+
+def v_phi(activation, k1, k2, k3, same=False):
+    """Return (V_phi[K], V_phi'[K]) for K = [[k1, k3], [k3, k2]] (spec, corrected)."""
+    if activation == "linear":
+        return k3, 1.0
+    if activation == "relu":
+        if same:
+            c = 1.0
+        else:
+            c = k3 / math.sqrt(k1 * k2) if k1 * k2 > 0 else 0.0
+            c = min(1.0, max(-1.0, c))
+        theta = math.acos(c)
+        v = math.sqrt(k1 * k2) * (math.sqrt(1 - c * c) + (math.pi - theta) * c) / (2 * math.pi)
+        return v, (math.pi - theta) / (2 * math.pi)
+    if activation == "erf":
+        if same:
+            a = 2 * k1 / (1 + 2 * k1)
+            dv = 4 / (math.pi * math.sqrt(1 + 4 * k1))
+        else:
+            d = (1 + 2 * k1) * (1 + 2 * k2)
+            a = 2 * k3 / math.sqrt(d)
+            dv = 4 / (math.pi * math.sqrt(d - 4 * k3 * k3))
+        return 2 / math.pi * math.asin(a), dv
+    raise ValueError(activation)
+
+
+def _per_layer(value, n_layers):
+    value = np.asarray(value, dtype=float)
+    return np.full(n_layers, float(value)) if value.ndim == 0 else value
+
+
+def _forward(activation, x, xp, same, sw, su, sb, sh):
+    """Sigma^(l,t)(x, x') on the aligned diagonal, x no longer than xp.
+
+    Returns a list over layers of lists over the T = len(x) aligned steps.
+    """
+    T, tau, m = len(x), len(xp) - len(x), x.shape[1]
+    n_layers = len(sw)
+    sx = self_sigma(activation, x, sw, su, sb, sh)
+    sxp = self_sigma(activation, xp, sw, su, sb, sh)
+    sig = [[0.0] * T for _ in range(n_layers)]
+    for l in range(n_layers):
+        for t in range(T):
+            if l == 0:
+                inp = su[0] ** 2 / m * float(np.dot(x[t], xp[t + tau]))
+            else:
+                k1, k2 = sx[l - 1][t], sxp[l - 1][t + tau]
+                inp = su[l] ** 2 * v_phi(activation, k1, k2, sig[l - 1][t], same)[0]
+            if t == 0:
+                rec = sh**2 if same else 0.0
+            else:
+                k1, k2 = sx[l][t - 1], sxp[l][t + tau - 1]
+                rec = v_phi(activation, k1, k2, sig[l][t - 1], same)[0]
+            sig[l][t] = sw[l] ** 2 * rec + inp + sb[l] ** 2
+    return sig
+
+
+def self_sigma(activation, x, sw, su, sb, sh):
+    """Sigma^(l,t)(x, x) for every layer and step (each sample's own initial state)."""
+    T, m = x.shape
+    n_layers = len(sw)
+    sig = [[0.0] * T for _ in range(n_layers)]
+    for l in range(n_layers):
+        for t in range(T):
+            if l == 0:
+                inp = su[0] ** 2 / m * float(np.dot(x[t], x[t]))
+            else:
+                k = sig[l - 1][t]
+                inp = su[l] ** 2 * v_phi(activation, k, k, k, True)[0]
+            rec = sh**2 if t == 0 else v_phi(activation, *(3 * [sig[l][t - 1]]), True)[0]
+            sig[l][t] = sw[l] ** 2 * rec + inp + sb[l] ** 2
+    return sig
+
+
+def rntk_pair(x, xp, same=False, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
+              sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk"):
+    """Theta(x, x') (or the NNGP K(x, x')) of one pair, by the spec's recursion."""
+    x = np.asarray(x, float).reshape(len(x), -1)
+    xp = np.asarray(xp, float).reshape(len(xp), -1)
+    if len(x) > len(xp):
+        x, xp = xp, x
+    sw, su, sb = (_per_layer(s, n_layers) for s in (sigma_w, sigma_u, sigma_b))
+    sig = _forward(activation, x, xp, same, sw, su, sb, sigma_h)
+    sx = self_sigma(activation, x, sw, su, sb, sigma_h)
+    sxp = self_sigma(activation, xp, sw, su, sb, sigma_h)
+    T, tau, L = len(x), len(xp) - len(x), n_layers
+
+    def cov(l, t):
+        return sx[l][t], sxp[l][t + tau], sig[l][t]
+
+    K = sigma_v**2 * v_phi(activation, *cov(L - 1, T - 1), same)[0]
+    if kind == "nngp":
+        return K
+    pi = [[0.0] * T for _ in range(L)]
+    for t in range(T - 1, -1, -1):
+        for l in range(L - 1, -1, -1):
+            D = v_phi(activation, *cov(l, t), same)[1]
+            if l == L - 1 and t == T - 1:
+                pi[l][t] = sigma_v**2 * D
+                continue
+            acc = 0.0
+            if t < T - 1:
+                acc += sw[l] ** 2 * pi[l][t + 1]
+            if l < L - 1:
+                acc += su[l + 1] ** 2 * pi[l + 1][t]
+            pi[l][t] = D * acc
+    return sum(pi[l][t] * sig[l][t] for l in range(L) for t in range(T)) + K
+
+
+def rntk_gram(X, Y=None, **params):
+    """Gram matrix of rntk_pair over lists of (T_i, m) arrays; Y=None is K(X, X)."""
+    if Y is None:
+        return np.array([[rntk_pair(a, b, same=(i == j), **params) for j, b in enumerate(X)]
+                         for i, a in enumerate(X)])
+    return np.array([[rntk_pair(a, b, **params) for b in Y] for a in X])
