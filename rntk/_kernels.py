@@ -1,0 +1,244 @@
+"""The RNTK as a scikit-learn kernel object (Gaussian processes, kernel algebra)."""
+
+import numpy as np
+from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter, Kernel
+
+from ._inputs import as_sequences
+from ._rntk import rntk_diag, rntk_kernel
+
+__all__ = ["RNTK"]
+
+_GRAD_STEP = 1e-4  # central-difference step in log-hyperparameter space
+
+
+def _sequence_input(X, name="X"):
+    """Accept what GP estimators hand over: also a 1-D object array of series."""
+    if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1:
+        X = list(X)
+    return as_sequences(X, name)
+
+
+class RNTK(GenericKernelMixin, Kernel):
+    r"""Recurrent Neural Tangent Kernel as a scikit-learn kernel object.
+
+    A kernel on sequences (of any and of different lengths) following the protocol
+    of :mod:`sklearn.gaussian_process.kernels`: it works in
+    :class:`~sklearn.gaussian_process.GaussianProcessRegressor` and
+    :class:`~sklearn.gaussian_process.GaussianProcessClassifier`, combines with
+    other kernels (``ConstantKernel() * RNTK() + WhiteKernel()``), and its
+    variances are hyperparameters the GP can fit by maximising the marginal
+    likelihood. Values are those of :func:`rntk.rntk_kernel`.
+
+    Parameters
+    ----------
+    n_layers : int, default=1
+        Number of recurrent layers.
+    sigma_w : float or array-like of shape (n_layers,), default=sqrt(2)
+        Recurrent weight scale (hyperparameter).
+    sigma_u : float or array-like of shape (n_layers,), default=1.0
+        Input weight scale (hyperparameter).
+    sigma_b : float or array-like of shape (n_layers,), default=0.0
+        Bias scale (hyperparameter).
+    sigma_h : float, default=0.0
+        Standard deviation of the initial hidden state (hyperparameter).
+    sigma_v : float, default=1.0
+        Output weight scale (hyperparameter); the kernel is proportional to
+        ``sigma_v ** 2``.
+    activation : {"relu", "erf", "linear"}, default="relu"
+        Nonlinearity.
+    kind : {"ntk", "nngp"}, default="ntk"
+        The tangent kernel ``Theta`` or the NNGP kernel ``K``.
+    sigma_w_bounds, sigma_u_bounds, sigma_b_bounds, sigma_h_bounds, sigma_v_bounds : \
+pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
+        Bounds of each hyperparameter for the optimiser of a GP; ``"fixed"`` keeps
+        it out of ``theta``. A hyperparameter whose value is 0 (any entry, for a
+        per-layer one) is always held fixed, since ``theta`` is the log of the
+        values.
+    n_jobs : int, default=None
+        Numba threads per kernel evaluation (``None``: current setting).
+
+    See Also
+    --------
+    rntk.rntk_kernel : The Gram matrix as a function.
+    rntk.RNTKRegressor : Kernel ridge regression on the RNTK.
+
+    Notes
+    -----
+    ``__call__(X, eval_gradient=True)`` returns the gradient with respect to the
+    log of the free hyperparameters (``theta``). It is exact for ``sigma_v``
+    (``2 K``) and computed by central differences (step ``1e-4`` in log space,
+    two kernel evaluations per free hyperparameter) for the others.
+
+    Inputs are the layouts of :func:`rntk.rntk_kernel`; a 1-D object array of
+    series (what a GP estimator may pass on) is accepted too.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process import GaussianProcessRegressor
+    >>> from sklearn.gaussian_process.kernels import WhiteKernel
+    >>> from rntk import RNTK
+    >>> rng = np.random.default_rng(0)
+    >>> X = [rng.normal(size=t) for t in (5, 7, 6, 8)]
+    >>> y = np.array([0.1, 0.3, -0.2, 0.5])
+    >>> kernel = RNTK(sigma_u_bounds="fixed") + WhiteKernel(1e-2)
+    >>> gp = GaussianProcessRegressor(kernel, optimizer=None).fit(X, y)
+    >>> gp.predict([rng.normal(size=4)]).shape
+    (1,)
+    >>> RNTK()(X).shape
+    (4, 4)
+    """
+
+    def __init__(self, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0,
+                 sigma_v=1.0, activation="relu", kind="ntk", sigma_w_bounds=(1e-3, 1e3),
+                 sigma_u_bounds=(1e-3, 1e3), sigma_b_bounds=(1e-3, 1e3),
+                 sigma_h_bounds=(1e-3, 1e3), sigma_v_bounds=(1e-3, 1e3), n_jobs=None):
+        self.n_layers = n_layers
+        self.sigma_w = sigma_w
+        self.sigma_u = sigma_u
+        self.sigma_b = sigma_b
+        self.sigma_h = sigma_h
+        self.sigma_v = sigma_v
+        self.activation = activation
+        self.kind = kind
+        self.sigma_w_bounds = sigma_w_bounds
+        self.sigma_u_bounds = sigma_u_bounds
+        self.sigma_b_bounds = sigma_b_bounds
+        self.sigma_h_bounds = sigma_h_bounds
+        self.sigma_v_bounds = sigma_v_bounds
+        self.n_jobs = n_jobs
+
+    # -- hyperparameters -------------------------------------------------------------
+    def _hyperparameter(self, name):
+        value = np.asarray(getattr(self, name), dtype=float)
+        bounds = getattr(self, name + "_bounds")
+        is_fixed_str = isinstance(bounds, str) and bounds == "fixed"
+        fixed = is_fixed_str or bool(np.any(value == 0))
+        return Hyperparameter(name, "numeric", bounds, max(int(value.size), 1), fixed)
+
+    @property
+    def hyperparameter_sigma_w(self):
+        """Hyperparameter of ``sigma_w``."""
+        return self._hyperparameter("sigma_w")
+
+    @property
+    def hyperparameter_sigma_u(self):
+        """Hyperparameter of ``sigma_u``."""
+        return self._hyperparameter("sigma_u")
+
+    @property
+    def hyperparameter_sigma_b(self):
+        """Hyperparameter of ``sigma_b``."""
+        return self._hyperparameter("sigma_b")
+
+    @property
+    def hyperparameter_sigma_h(self):
+        """Hyperparameter of ``sigma_h``."""
+        return self._hyperparameter("sigma_h")
+
+    @property
+    def hyperparameter_sigma_v(self):
+        """Hyperparameter of ``sigma_v``."""
+        return self._hyperparameter("sigma_v")
+
+    def _kernel_params(self):
+        params = dict(n_layers=self.n_layers, sigma_w=self.sigma_w, sigma_u=self.sigma_u,
+                      sigma_b=self.sigma_b, sigma_h=self.sigma_h, sigma_v=self.sigma_v,
+                      activation=self.activation, kind=self.kind, n_jobs=self.n_jobs)
+        return params
+
+    # -- kernel protocol -------------------------------------------------------------
+    def __call__(self, X, Y=None, eval_gradient=False):
+        """Return the kernel ``k(X, Y)`` and optionally its gradient.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Sequences (any layout of :func:`rntk.rntk_kernel`).
+        Y : array-like or list of arrays, default=None
+            Second set; ``None`` evaluates ``k(X, X)``.
+        eval_gradient : bool, default=False
+            Also return the gradient with respect to the log of the free
+            hyperparameters. Only valid when ``Y`` is None.
+
+        Returns
+        -------
+        K : ndarray of shape (n_X, n_Y)
+            Kernel ``k(X, Y)``.
+        K_gradient : ndarray of shape (n_X, n_X, n_dims), optional
+            Gradient of ``k(X, X)`` with respect to ``theta``; returned only when
+            ``eval_gradient`` is True.
+        """
+        if eval_gradient and Y is not None:
+            raise ValueError("Gradient can only be evaluated when Y is None.")
+        xs = _sequence_input(X, "X")
+        ys = None if Y is None else _sequence_input(Y, "Y")
+        K = rntk_kernel(xs, ys, **self._kernel_params())
+        if not eval_gradient:
+            return K
+        return K, self._gradient(xs, self.theta, K)
+
+    def _gradient(self, X, theta, K=None):
+        """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
+        return self._gradient_central_differences(X, theta, K)
+
+    def _gradient_central_differences(self, X, theta, K=None):
+        theta = np.asarray(theta, dtype=float)
+        n = len(X)
+        grad = np.empty((n, n, theta.size))
+        if theta.size == 0:
+            return grad
+        names = []  # the hyperparameter of each entry of theta
+        for hp in self.hyperparameters:
+            if not hp.fixed:
+                names.extend([hp.name] * hp.n_elements)
+        for d in range(theta.size):
+            if names[d] == "sigma_v":
+                # K is proportional to sigma_v ** 2: d K / d log sigma_v = 2 K
+                if K is None:
+                    K = rntk_kernel(X, **self.clone_with_theta(theta)._kernel_params())
+                grad[:, :, d] = 2.0 * K
+                continue
+            step = np.zeros_like(theta)
+            step[d] = _GRAD_STEP
+            k_plus = rntk_kernel(X, **self.clone_with_theta(theta + step)._kernel_params())
+            k_minus = rntk_kernel(X, **self.clone_with_theta(theta - step)._kernel_params())
+            grad[:, :, d] = (k_plus - k_minus) / (2.0 * _GRAD_STEP)
+        return grad
+
+    def diag(self, X):
+        """Return the diagonal of ``k(X, X)``, in ``O(n T)``.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Sequences.
+
+        Returns
+        -------
+        K_diag : ndarray of shape (n_X,)
+            Diagonal of ``k(X, X)`` (each sample paired with itself).
+        """
+        return rntk_diag(_sequence_input(X, "X"), **self._kernel_params())
+
+    def is_stationary(self):
+        """Return False: the RNTK is not shift invariant."""
+        return False
+
+    def __repr__(self):
+        def fmt(v):
+            a = np.asarray(v, dtype=float)
+            if a.ndim == 0:
+                return f"{float(a):.3g}"
+            return "[" + ", ".join(f"{x:.3g}" for x in a) + "]"
+
+        extra = ""
+        if self.n_layers != 1:
+            extra += f", n_layers={self.n_layers}"
+        if self.activation != "relu":
+            extra += f", activation={self.activation!r}"
+        if self.kind != "ntk":
+            extra += f", kind={self.kind!r}"
+        return (f"RNTK(sigma_w={fmt(self.sigma_w)}, sigma_u={fmt(self.sigma_u)}, "
+                f"sigma_b={fmt(self.sigma_b)}, sigma_h={fmt(self.sigma_h)}, "
+                f"sigma_v={fmt(self.sigma_v)}{extra})")
