@@ -5,9 +5,13 @@ and of different lengths, with scikit-learn estimators built on them.
 """
 
 from . import datasets
+from ._estimators import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV
+from ._kernels import RNTK
 from ._mlp_ntk import mlp_ntk_kernel
 from ._rntk import rntk_diag, rntk_kernel
 
 __version__ = "0.1.0"
 
-__all__ = ["datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel"]
+__all__ = [
+    "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",
+    "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel"]
