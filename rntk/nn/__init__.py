@@ -12,5 +12,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
     ) from exc
 
 from ._ntk import empirical_ntk  # noqa: E402
+from ._rntk_torch import rntk_kernel_torch  # noqa: E402
 
-__all__ = ["empirical_ntk"]
+__all__ = ["empirical_ntk", "rntk_kernel_torch"]

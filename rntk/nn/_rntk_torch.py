@@ -1,0 +1,424 @@
+"""The RNTK recursion in PyTorch: differentiable in the inputs and the hyperparameters.
+
+The same kernel as :func:`rntk.rntk_kernel` (same end alignment of sequences of
+different lengths, same ``sigma_h`` convention, same closed form for a sample paired
+with itself), written with whole-matrix tensor operations so that autograd can
+differentiate it and so that it runs on any device torch supports.
+
+Engine layout. Both sets are stacked end-aligned on a common time axis ``P``. At each
+step the pre-activation covariances of *all* pairs form one ``(n_X, n_Y)`` matrix (or
+one ``(n,)`` vector in the paired mode); a pair is "active" once both of its series
+have started, and before that its recurrent covariance holds its initial value (0, or
+``sigma_h^2`` for a sample with itself). The backward sums of the RNTK are then run
+over the stored matrices.
+
+Gradients. Every non-smooth point is guarded with the "double where" pattern, so that
+the derivatives stay finite in reverse *and* forward mode: a masked lane is fed a safe
+value before the function is applied (``arccos`` and ``sqrt(1 - c^2)`` have infinite
+slopes at ``c = +-1``, and ``sqrt(k1 k2)`` at 0). A sample paired with itself uses the
+closed form ``c = 1``, whose derivative is taken through its own variances.
+"""
+
+import math
+
+import numpy as np
+import torch
+
+from .._inputs import as_sequences, check_nonnegative
+from .._rntk import _check_params
+
+__all__ = ["rntk_kernel_torch"]
+
+_HYPER = ("sigma_w", "sigma_u", "sigma_b", "sigma_h", "sigma_v")
+_PER_LAYER = ("sigma_w", "sigma_u", "sigma_b")
+
+
+# ---------------------------------------------------------------------------------------
+# inputs and hyperparameters
+# ---------------------------------------------------------------------------------------
+def _first_tensor(*objs):
+    for obj in objs:
+        if isinstance(obj, torch.Tensor):
+            return obj
+        if isinstance(obj, (list, tuple)):
+            for o in obj:
+                if isinstance(o, torch.Tensor):
+                    return o
+    return None
+
+
+def _as_tensor_sequences(X, name, dtype, device):
+    """List of ``(T_i, m)`` tensors; keeps the autograd graph of tensor inputs.
+
+    Validation (and trailing-NaN trimming) is that of :func:`rntk._inputs.as_sequences`,
+    run on a detached copy; tensors are then sliced to the lengths it found.
+    """
+    if isinstance(X, torch.Tensor):
+        if not (X.is_floating_point() or X.dtype in (torch.bool, torch.int32, torch.int64)):
+            raise TypeError(f"{name} must hold real numbers; got a tensor of dtype {X.dtype}")
+        if X.ndim not in (2, 3):
+            raise ValueError(
+                f"{name} must be 2-D (n_samples, n_timesteps), 3-D (n_samples, n_timesteps, "
+                f"n_channels) or a list of series; got a tensor with {X.ndim} dimension(s)"
+            )
+        raw = list(X[:, :, None] if X.ndim == 2 else X)
+    elif isinstance(X, (list, tuple)) and any(isinstance(s, torch.Tensor) for s in X):
+        raw = []
+        for i, s in enumerate(X):
+            s = s if isinstance(s, torch.Tensor) else torch.as_tensor(np.asarray(s))
+            if s.ndim == 1:
+                s = s[:, None]
+            elif s.ndim != 2:
+                raise ValueError(
+                    f"{name}[{i}] has {s.ndim} dimensions; each series must have shape "
+                    "(T,) or (T, n_channels)"
+                )
+            raw.append(s)
+    else:
+        return [torch.as_tensor(s, dtype=dtype, device=device) for s in as_sequences(X, name)]
+    if len(raw) == 0:
+        raise ValueError(f"{name} is empty: at least one series is needed")
+    checked = as_sequences([s.detach().cpu().double().numpy() for s in raw], name)
+    return [s[: c.shape[0]].to(dtype=dtype, device=device) for s, c in zip(raw, checked)]
+
+
+def _hyperparameter(value, name, n_layers, dtype, device):
+    """Return a hyperparameter as a tensor (``(n_layers,)`` or scalar), keeping its graph."""
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        value = torch.stack([torch.as_tensor(v, dtype=dtype, device=device) for v in value])
+    if isinstance(value, torch.Tensor):
+        check_nonnegative(value.detach().cpu().double().numpy(), name, n_layers)
+        t = value.to(dtype=dtype, device=device)
+        if n_layers is not None and t.ndim == 0:
+            t = t.expand(n_layers)
+        return t
+    return torch.as_tensor(check_nonnegative(value, name, n_layers), dtype=dtype, device=device)
+
+
+def _resolve(X, Y, hyper, dtype, device):
+    ref = _first_tensor(X, Y, *hyper.values())
+    if dtype is None:
+        dtype = ref.dtype if ref is not None and ref.is_floating_point() else torch.float64
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise TypeError(f"dtype must be a floating torch dtype, got {dtype!r}")
+    if device is None:
+        device = ref.device if ref is not None else torch.device("cpu")
+    return dtype, torch.device(device)
+
+
+def _params(n_layers, hyper, activation, kind, dtype, device):
+    # the numba backend's validation (names, ranges, per-layer shapes) on plain values
+    plain = {k: (v.detach().cpu().double().numpy() if isinstance(v, torch.Tensor) else
+                 [float(u) for u in v] if isinstance(v, (list, tuple))
+                 and any(isinstance(u, torch.Tensor) for u in v) else v)
+             for k, v in hyper.items()}
+    p = _check_params(n_layers, activation=activation, kind=kind, **plain)
+    out = dict(act=p["act"], want_ntk=p["want_ntk"], n_layers=int(n_layers))
+    for k in _HYPER:
+        t = _hyperparameter(hyper[k], k, int(n_layers) if k in _PER_LAYER else None,
+                            dtype, device)
+        out[k[-1] * 2] = t * t  # ww, uu, bb, hh, vv: the variances
+    return out
+
+
+def _pack(seqs, t_max):
+    """End-aligned ``(t_max, n, m)`` stack (zeros in front) and start indices."""
+    data = torch.stack([torch.nn.functional.pad(s, (0, 0, t_max - s.shape[0], 0))
+                        for s in seqs], dim=1)
+    start = torch.tensor([t_max - s.shape[0] for s in seqs], device=data.device)
+    return data, start
+
+
+# ---------------------------------------------------------------------------------------
+# the dual activations, differentiable everywhere they are used
+# ---------------------------------------------------------------------------------------
+def _v_phi(act, k1, k2, k3, same):
+    """``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``, elementwise.
+
+    ``same`` (bool tensor or None) marks a sample paired with itself: correlation 1.
+    """
+    pi = math.pi
+    if act == 0:  # ReLU
+        prod = k1 * k2
+        pos = prod > 0
+        s = torch.sqrt(torch.where(pos, prod, torch.ones_like(prod)))
+        c = torch.where(pos, k3 / s, torch.zeros_like(prod)).clamp(-1.0, 1.0)
+        if same is not None:
+            c = torch.where(same, torch.ones_like(c), c)
+        inner = c.abs() < 1.0
+        c_in = torch.where(inner, c, torch.zeros_like(c))
+        # acos and sqrt(1 - c^2) have infinite slopes at |c| = 1: evaluate them on safe
+        # values there and put the exact end values back (acos(1) = 0, acos(-1) = pi)
+        th = torch.where(inner, torch.acos(c_in), (1.0 - c) * (pi / 2))
+        sn = torch.where(inner, torch.sqrt(1.0 - c_in * c_in), torch.zeros_like(c))
+        v = torch.where(pos, s, torch.zeros_like(s)) * (sn + (pi - th) * c) / (2 * pi)
+        return v, (pi - th) / (2 * pi)
+    if act == 1:  # erf
+        d = torch.sqrt((1.0 + 2.0 * k1) * (1.0 + 2.0 * k2))
+        a = (2.0 * k3 / d).clamp(-1.0, 1.0)
+        if same is not None:
+            a = torch.where(same, 2.0 * k1 / (1.0 + 2.0 * k1), a)
+        inner = a.abs() < 1.0
+        a_in = torch.where(inner, a, torch.zeros_like(a))
+        asin = torch.where(inner, torch.asin(a_in), a * (pi / 2))
+        root = torch.sqrt(1.0 - a_in * a_in)
+        vd = torch.where(inner, 4.0 / (pi * d * root), torch.full_like(a, math.inf))
+        return 2.0 / pi * asin, vd
+    return k3, torch.ones_like(k3)  # linear
+
+
+def _self_variances(data, start, p):
+    """``Sigma^(l,t)(x, x)`` for every series: a list (per layer) of ``(T, n)`` tensors.
+
+    Steps before a series starts hold 1.0, so that masked lanes stay finite.
+    """
+    t_max, n, m = data.shape
+    n_layers = p["n_layers"]
+    ww, uu, bb, hh = p["ww"], p["uu"], p["bb"], p["hh"]
+    h0 = hh.expand(n)
+    v_rec = [h0] * n_layers
+    out = [[None] * t_max for _ in range(n_layers)]
+    ones = torch.ones(n, dtype=data.dtype, device=data.device)
+    same = torch.ones(n, dtype=torch.bool, device=data.device)
+    for t in range(t_max):
+        started = start <= t
+        for l in range(n_layers):
+            if l == 0:
+                inp = uu[0] / m * (data[t] * data[t]).sum(-1)
+            else:
+                below = out[l - 1][t]
+                inp = uu[l] * _v_phi(p["act"], below, below, below, same)[0]
+            s = ww[l] * v_rec[l] + inp + bb[l]
+            out[l][t] = torch.where(started, s, ones)
+            s_safe = out[l][t]
+            v_rec[l] = torch.where(started, _v_phi(p["act"], s_safe, s_safe, s_safe, same)[0],
+                                   h0)
+    return [torch.stack(o) for o in out]
+
+
+def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer):
+    """Kernel of every pair (``outer``: all ``(i, j)``; else ``(i, i)`` of two equal-size sets)."""
+    t_max, _, m = xdata.shape
+    n_layers = p["n_layers"]
+    ww, uu, bb, hh, vv = p["ww"], p["uu"], p["bb"], p["hh"], p["vv"]
+    act = p["act"]
+    if outer:
+        first = torch.maximum(xstart[:, None], ystart[None, :])
+
+        def xa(v):
+            return v[:, None]
+
+        def ya(v):
+            return v[None, :]
+
+        def inner(a, b):
+            return a @ b.T
+    else:
+        first = torch.maximum(xstart, ystart)
+
+        def xa(v):
+            return v
+
+        ya = xa
+
+        def inner(a, b):
+            return (a * b).sum(-1)
+
+    zero = torch.zeros(first.shape, dtype=xdata.dtype, device=xdata.device)
+    init = zero if same is None else torch.where(same, hh.expand(first.shape), zero)
+    want_ntk = p["want_ntk"]
+    v_rec = [init] * n_layers  # V_phi of each layer at the previous step
+    d_rec = [zero] * n_layers  # V_phi' of each layer at the previous step
+    th_rec = [zero] * n_layers  # tangent kernel of each layer's pre-activation
+    for t in range(int(first.min()), t_max):
+        active = first <= t
+        for l in range(n_layers):
+            if l == 0:
+                inp = uu[0] / m * inner(xdata[t], ydata[t])
+            else:
+                inp = uu[l] * v_rec[l - 1]
+            s = ww[l] * v_rec[l] + inp + bb[l]
+            s = torch.where(active, s, zero)  # masked lanes: c = 0, finite derivatives
+            v, vd = _v_phi(act, xa(xself[l][t]), ya(yself[l][t]), s, same)
+            if want_ntk:
+                th = s + ww[l] * d_rec[l] * th_rec[l]
+                if l > 0:
+                    th = th + uu[l] * d_rec[l - 1] * th_rec[l - 1]
+                th_rec[l] = torch.where(active, th, zero)
+                d_rec[l] = torch.where(active, vd, zero)
+            v_rec[l] = torch.where(active, v, init)
+    k_out = vv * v_rec[-1]
+    if not want_ntk:
+        return k_out
+    return k_out + vv * d_rec[-1] * th_rec[-1]
+
+
+def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device):
+    dtype, device = _resolve(X, Y, hyper, dtype, device)
+    p = _params(n_layers, hyper, activation, kind, dtype, device)
+    xs = _as_tensor_sequences(X, "X", dtype, device)
+    ys = xs if Y is None else _as_tensor_sequences(Y, "Y", dtype, device)
+    if xs[0].shape[1] != ys[0].shape[1]:
+        raise ValueError(
+            f"X has {xs[0].shape[1]} channels but Y has {ys[0].shape[1]}; they must match"
+        )
+    t_max = max(max(s.shape[0] for s in xs), max(s.shape[0] for s in ys))
+    xdata, xstart = _pack(xs, t_max)
+    xself = _self_variances(xdata, xstart, p)
+    if Y is None:
+        return p, (xdata, xstart, xself), (xdata, xstart, xself)
+    ydata, ystart = _pack(ys, t_max)
+    return p, (xdata, xstart, xself), (ydata, ystart, _self_variances(ydata, ystart, p))
+
+
+def rntk_kernel_torch(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
+                      sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", device=None,
+                      dtype=None):
+    r"""RNTK (or RNN-NNGP) Gram matrix in PyTorch, differentiable end to end.
+
+    The same kernel as :func:`rntk.rntk_kernel`, computed with tensor operations:
+    gradients flow to tensor inputs and to tensor hyperparameters, and the
+    computation runs on the device of the tensors (or ``device``).
+
+    Parameters
+    ----------
+    X : array-like, tensor, or list of arrays / tensors
+        Sequences: ``(n_X, T)`` univariate, ``(n_X, T, n_channels)`` time-major, or a
+        list of ``(T_i,)`` / ``(T_i, n_channels)`` series of different lengths. Trailing
+        NaN steps are padding. Tensors keep their autograd graph.
+    Y : same layouts as X, default=None
+        Second set. ``None`` computes ``K(X, X)``, whose diagonal pairs each sample
+        with itself (and carries the ``sigma_h`` term).
+    n_layers : int, default=1
+        Number of recurrent layers ``L``.
+    sigma_w, sigma_u, sigma_b : float, tensor or sequence of shape (n_layers,)
+        Recurrent, input and bias weight scales (defaults ``sqrt(2)``, 1, 0). Tensors
+        with ``requires_grad=True`` receive gradients.
+    sigma_h : float or 0-d tensor, default=0.0
+        Standard deviation of the initial hidden state.
+    sigma_v : float or 0-d tensor, default=1.0
+        Output weight scale.
+    activation : {"relu", "erf", "linear"}, default="relu"
+        Nonlinearity.
+    kind : {"ntk", "nngp"}, default="ntk"
+        The RNTK ``Theta`` or the output NNGP kernel ``K``.
+    device : str or torch.device, default=None
+        Where to compute; by default the device of the first tensor argument, else CPU.
+    dtype : torch.dtype, default=None
+        ``torch.float64`` or ``torch.float32``; by default the dtype of the first
+        floating tensor argument, else ``torch.float64``.
+
+    Returns
+    -------
+    K : torch.Tensor of shape (n_X, n_Y)
+        The Gram matrix, on ``device``, with an autograd graph when any input or
+        hyperparameter requires gradients.
+
+    See Also
+    --------
+    rntk.rntk_kernel : The Numba engine (faster on CPU, no gradients).
+
+    Notes
+    -----
+    Cost ``O(n_X n_Y L T_max)`` operations in ``O(L T_max)`` tensor steps; memory
+    ``O(n_X n_Y L T_max)`` for the stored covariances (and for autograd). Split large
+    Grams into blocks of rows. In float64 the result equals :func:`rntk.rntk_kernel`
+    to rounding. Where a distinct pair's correlation is exactly +-1 (two identical
+    series in X and Y) the ReLU kernel is not differentiable; the gradient returned
+    there is finite (a one-sided value).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from rntk.nn import rntk_kernel_torch
+    >>> X = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    >>> sigma_w = torch.tensor(1.4, dtype=torch.float64, requires_grad=True)
+    >>> K = rntk_kernel_torch(X, sigma_w=sigma_w)
+    >>> K.shape
+    torch.Size([3, 3])
+    >>> K.sum().backward()
+    >>> X.grad.shape, bool(torch.isfinite(sigma_w.grad))
+    (torch.Size([3, 5]), True)
+    """
+    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
+                 sigma_v=sigma_v)
+    p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device)
+    same = None
+    if Y is None:
+        n = xa[0].shape[1]
+        same = torch.eye(n, dtype=torch.bool, device=xa[0].device)
+    K = _engine(*xa, *ya, same, p, outer=True)
+    if Y is None:
+        K = 0.5 * (K + K.T)
+    return K
+
+
+def _paired_kernel_torch(X, Y, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
+                         sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", device=None,
+                         dtype=None):
+    """``Theta(X[k], Y[k])`` for every k (distinct samples): a tensor of shape (n,)."""
+    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
+                 sigma_v=sigma_v)
+    p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device)
+    if xa[0].shape[1] != ya[0].shape[1]:
+        raise ValueError(
+            f"X and Y must hold as many series for a paired kernel; got {xa[0].shape[1]} "
+            f"and {ya[0].shape[1]}"
+        )
+    return _engine(*xa, *ya, None, p, outer=False)
+
+
+def _gram_log_gradient(X, free, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
+                       sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", n_jobs=None):
+    """Exact ``d K(X, X) / d log(sigma)`` by forward-mode autograd, float64, CPU.
+
+    ``free`` names the hyperparameter of each entry of the log-parameter vector, as in
+    scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one value
+    shared by all layers) or ``n_layers`` times (one entry per layer, in layer order).
+    Returns ``(K, dK)`` with ``dK`` of shape ``(n, n, len(free))``. ``n_jobs`` is
+    accepted for signature compatibility.
+    """
+    dtype, device = torch.float64, torch.device("cpu")
+    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
+                 sigma_v=sigma_v)
+    p = _params(n_layers, hyper, activation, kind, dtype, device)
+    sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
+    xs = _as_tensor_sequences(X, "X", dtype, device)
+    xdata, xstart = _pack(xs, max(s.shape[0] for s in xs))
+    same = torch.eye(len(xs), dtype=torch.bool, device=device)
+    entries, seen = [], {}
+    for name in free:
+        if name not in sig:
+            raise ValueError(f"unknown hyperparameter {name!r}")
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        entries.append((name, k))
+    counts = dict(seen)
+    for name, c in counts.items():
+        if c > 1 and (sig[name].ndim == 0 or c != sig[name].shape[0]):
+            raise ValueError(f"{name} has {c} entries in theta; expected 1 or n_layers")
+    theta0 = torch.stack([torch.log(sig[n][k] if sig[n].ndim else sig[n]) for n, k in entries])
+
+    def gram(theta):
+        values = dict(sig)
+        for j, (name, k) in enumerate(entries):
+            v = values[name]
+            if v.ndim and counts[name] > 1:  # one entry per layer
+                onehot = torch.zeros_like(v)
+                onehot[k] = 1.0
+                values[name] = v * (1.0 - onehot) + torch.exp(theta[j]) * onehot
+            else:  # one entry for all layers (or a scalar hyperparameter)
+                values[name] = torch.exp(theta[j]).expand(v.shape)
+        q = dict(p)
+        for name, v in values.items():
+            q[name[-1] * 2] = v * v
+        xself = _self_variances(xdata, xstart, q)
+        K = _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True)
+        return 0.5 * (K + K.T)
+
+    with torch.no_grad():
+        K = gram(theta0)
+    if not entries:
+        return K.numpy(), np.empty(K.shape + (0,))
+    dK = torch.func.jacfwd(gram)(theta0)
+    return K.numpy(), dK.numpy()
