@@ -65,9 +65,11 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     Notes
     -----
     ``__call__(X, eval_gradient=True)`` returns the gradient with respect to the
-    log of the free hyperparameters (``theta``). It is exact for ``sigma_v``
-    (``2 K``) and computed by central differences (step ``1e-4`` in log space,
-    two kernel evaluations per free hyperparameter) for the others.
+    log of the free hyperparameters (``theta``). With PyTorch installed it is exact
+    (forward-mode autograd of :func:`rntk.nn.rntk_kernel_torch`, a few times the cost
+    of the finite differences on CPU); without it, it is exact for ``sigma_v``
+    (``2 K``) and computed by central differences (step ``1e-4`` in log space, two
+    kernel evaluations per free hyperparameter) for the others.
 
     Inputs are the layouts of :func:`rntk.rntk_kernel`; a 1-D object array of
     series (what a GP estimator may pass on) is accepted too.
@@ -180,7 +182,14 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
 
     def _gradient(self, X, theta, K=None):
         """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
-        return self._gradient_central_differences(X, theta, K)
+        try:  # exact, by torch autograd
+            from .nn._rntk_torch import _gram_log_gradient
+        except ImportError:
+            return self._gradient_central_differences(X, theta, K)
+        names = [hp.name for hp in self.hyperparameters if not hp.fixed
+                 for _ in range(hp.n_elements)]
+        params = self.clone_with_theta(theta)._kernel_params()
+        return _gram_log_gradient(X, names, **params)[1]
 
     def _gradient_central_differences(self, X, theta, K=None):
         theta = np.asarray(theta, dtype=float)

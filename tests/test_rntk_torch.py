@@ -282,3 +282,31 @@ def test_errors(rng):
         rntk_kernel_torch(X, dtype=torch.int64)
     with pytest.raises(ValueError, match="dimension"):
         rntk_kernel_torch(torch.zeros(3))
+
+
+def test_rntk_kernel_object_uses_exact_gradients(rng):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import WhiteKernel
+
+    from rntk import RNTK
+
+    X = [rng.normal(size=t) for t in (5, 7, 4, 6, 3)]
+    kernel = RNTK(n_layers=2, sigma_w=[1.3, 1.2], sigma_b=0.3, sigma_h=0.5, sigma_v=1.1)
+    K, dK = kernel(X, eval_gradient=True)
+    assert dK.shape == (5, 5, len(kernel.theta)) == (5, 5, 6)
+    np.testing.assert_allclose(K, rntk_kernel(X, **kernel._kernel_params()), rtol=1e-12)
+    fd = kernel._gradient_central_differences(X, kernel.theta, K)
+    # central differences with a 1e-4 log step: error O(1e-8) relative
+    np.testing.assert_allclose(dK, fd, rtol=1e-6, atol=1e-7 * np.abs(dK).max())
+    # the log marginal likelihood gradient a GP optimizer follows (equal lengths: 2-D input)
+    X2 = rng.normal(size=(8, 5))
+    y = np.sin(X2.sum(axis=1))
+    gp = GaussianProcessRegressor(kernel + WhiteKernel(1e-2), optimizer=None).fit(X2, y)
+    theta = gp.kernel_.theta
+    lml, grad = gp.log_marginal_likelihood(theta, eval_gradient=True)
+    h = 1e-5
+    for d in range(theta.size):
+        e = np.zeros_like(theta)
+        e[d] = h
+        fd = (gp.log_marginal_likelihood(theta + e) - gp.log_marginal_likelihood(theta - e))
+        assert grad[d] == pytest.approx(fd / (2 * h), rel=1e-5, abs=1e-7)
