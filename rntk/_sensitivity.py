@@ -1,0 +1,162 @@
+"""Per-time-step sensitivity of the RNTK to its input (Alemohammad et al., eq. 20).
+
+``s(t) = || d Theta(x, x') / d x_t ||_2`` says how much the kernel value of a pair
+depends on the input at step ``t``: where it is small, changes of ``x_t`` barely move
+the kernel. The gradient is exact (autograd of :func:`rntk.nn.rntk_kernel_torch`), so
+these functions need PyTorch, imported when they are called.
+"""
+
+import numpy as np
+
+from ._inputs import as_sequences, check_same_channels
+
+__all__ = ["sensitivity", "mean_sensitivity"]
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - exercised only without torch
+        raise ImportError(
+            "rntk.sensitivity needs PyTorch for its exact gradients: install the CPU wheel "
+            "with `pip install torch` (or `pip install rntk[torch]`)"
+        ) from None
+    from .nn._rntk_torch import _paired_kernel_torch
+
+    return torch, _paired_kernel_torch
+
+
+def _one_series(x, name):
+    if isinstance(x, (list, tuple)) or np.ndim(x) not in (1, 2):
+        raise ValueError(f"{name} must be one series of shape (T,) or (T, n_channels)")
+    return as_sequences([x], name)[0]
+
+
+def _pair_gradients(torch, kernel, xs, ys, hyper):
+    """``d Theta(xs[k], ys[k]) / d xs[k]`` for a batch of equal-length pairs."""
+    X = torch.tensor(np.stack(xs), dtype=torch.float64, requires_grad=True)
+    kernel(X, list(ys), **hyper).sum().backward()
+    return X.grad.numpy()
+
+
+def sensitivity(x, x_prime, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
+                sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", normalize=False):
+    r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
+
+    ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
+    ``rntk_kernel(X, Y)``); they may have different lengths (end-aligned).
+
+    Parameters
+    ----------
+    x : array-like of shape (T,) or (T, n_channels)
+        The series whose steps are differentiated.
+    x_prime : array-like of shape (T',) or (T', n_channels)
+        The other series of the pair.
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+        Hyperparameters, as in :func:`rntk.rntk_kernel`.
+    normalize : bool, default=False
+        Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
+
+    Returns
+    -------
+    s : ndarray of shape (T,)
+        The Euclidean norm of the gradient with respect to ``x_t``, ``t = 1..T``.
+
+    Raises
+    ------
+    ImportError
+        If PyTorch is not installed.
+
+    See Also
+    --------
+    mean_sensitivity : The average over random Gaussian pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pytest
+    >>> _ = pytest.importorskip("torch")
+    >>> from rntk import sensitivity
+    >>> rng = np.random.default_rng(0)
+    >>> s = sensitivity(rng.normal(size=8), rng.normal(size=8), sigma_w=1.3)
+    >>> s.shape
+    (8,)
+    """
+    xs = _one_series(x, "x")
+    ys = _one_series(x_prime, "x_prime")
+    check_same_channels([xs], [ys], "x", "x_prime")
+    torch, kernel = _torch()
+    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
+                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind)
+    s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
+    return s / s.max() if normalize and s.max() > 0 else s
+
+
+def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None,
+                     batch_size=500, normalize=False, n_layers=1, sigma_w=2**0.5, sigma_u=1.0,
+                     sigma_b=0.0, sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk"):
+    r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
+
+    The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length
+    ``n_timesteps``; ``s(t)`` of each pair is computed exactly and averaged. Pairs are
+    processed in batches, all pairs of a batch in one vectorised kernel evaluation.
+
+    Parameters
+    ----------
+    n_timesteps : int
+        Length ``T`` of both series.
+    n_pairs : int, default=1000
+        Number of random pairs (the paper uses 10000).
+    n_channels : int, default=1
+        Channels of each step.
+    random_state : int, numpy Generator or None, default=None
+        Seed of the pairs.
+    batch_size : int, default=500
+        Pairs per kernel evaluation (memory grows linearly with it).
+    normalize : bool, default=False
+        Return ``mean s(t) / max_t mean s(t)``.
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+        Hyperparameters, as in :func:`rntk.rntk_kernel`.
+
+    Returns
+    -------
+    s : ndarray of shape (n_timesteps,)
+        The mean sensitivity at each step.
+
+    Raises
+    ------
+    ImportError
+        If PyTorch is not installed.
+
+    See Also
+    --------
+    sensitivity : One pair.
+
+    Examples
+    --------
+    >>> import pytest
+    >>> _ = pytest.importorskip("torch")
+    >>> from rntk import mean_sensitivity
+    >>> s = mean_sensitivity(20, n_pairs=50, random_state=0, normalize=True)
+    >>> s.shape, float(s.max())
+    ((20,), 1.0)
+    """
+    for value, name in ((n_timesteps, "n_timesteps"), (n_pairs, "n_pairs"),
+                        (n_channels, "n_channels"), (batch_size, "batch_size")):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    torch, kernel = _torch()
+    rng = np.random.default_rng(random_state)
+    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
+                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind)
+    total = np.zeros(n_timesteps)
+    done = 0
+    while done < n_pairs:
+        b = min(batch_size, n_pairs - done)
+        X = rng.standard_normal((b, n_timesteps, n_channels))
+        Y = rng.standard_normal((b, n_timesteps, n_channels))
+        grad = _pair_gradients(torch, kernel, list(X), list(Y), hyper)
+        total += np.linalg.norm(grad, axis=-1).sum(axis=0)
+        done += b
+    s = total / n_pairs
+    return s / s.max() if normalize and s.max() > 0 else s
