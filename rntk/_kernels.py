@@ -72,7 +72,10 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     kernel evaluations per free hyperparameter) for the others.
 
     Inputs are the layouts of :func:`rntk.rntk_kernel`; a 1-D object array of
-    series (what a GP estimator may pass on) is accepted too.
+    series is accepted too. Gaussian-process estimators check their input with
+    numpy before the kernel sees it: give them variable-length series as a 1-D
+    object array whose items are tuples (of values, or of per-step channel tuples),
+    as in the example; equal-length series can stay a 2-D array.
 
     Examples
     --------
@@ -81,14 +84,17 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     >>> from sklearn.gaussian_process.kernels import WhiteKernel
     >>> from rntk import RNTK
     >>> rng = np.random.default_rng(0)
-    >>> X = [rng.normal(size=t) for t in (5, 7, 6, 8)]
+    >>> seqs = [rng.normal(size=t) for t in (5, 7, 6, 8)]
+    >>> RNTK(sigma_b=0.1)(seqs).shape
+    (4, 4)
+    >>> X = np.empty(len(seqs), dtype=object)  # the form GP estimators accept
+    >>> for i, s in enumerate(seqs):
+    ...     X[i] = tuple(s)
     >>> y = np.array([0.1, 0.3, -0.2, 0.5])
     >>> kernel = RNTK(sigma_u_bounds="fixed") + WhiteKernel(1e-2)
     >>> gp = GaussianProcessRegressor(kernel, optimizer=None).fit(X, y)
-    >>> gp.predict([rng.normal(size=4)]).shape
-    (1,)
-    >>> RNTK()(X).shape
-    (4, 4)
+    >>> gp.predict(X[:2]).shape
+    (2,)
     """
 
     def __init__(self, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0,
@@ -114,9 +120,9 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     def _hyperparameter(self, name):
         value = np.asarray(getattr(self, name), dtype=float)
         bounds = getattr(self, name + "_bounds")
-        is_fixed_str = isinstance(bounds, str) and bounds == "fixed"
-        fixed = is_fixed_str or bool(np.any(value == 0))
-        return Hyperparameter(name, "numeric", bounds, max(int(value.size), 1), fixed)
+        if np.any(value == 0):  # no log of 0: held fixed (compound kernels read the bounds)
+            bounds = "fixed"
+        return Hyperparameter(name, "numeric", bounds, max(int(value.size), 1))
 
     @property
     def hyperparameter_sigma_w(self):
@@ -178,7 +184,10 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
         K = rntk_kernel(xs, ys, **self._kernel_params())
         if not eval_gradient:
             return K
-        return K, self._gradient(xs, self.theta, K)
+        theta = self.theta
+        if theta.size == 0:
+            return K, np.empty((len(xs), len(xs), 0))
+        return K, self._gradient(xs, theta, K)
 
     def _gradient(self, X, theta, K=None):
         """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
