@@ -56,7 +56,6 @@ __all__ = [
     "random_unbalanced_teacher",
     "memoryless_teacher",
     "gru_teacher",
-    "impulse_response",
     "population_loss",
     "empirical_loss",
     "fit_population",
@@ -543,7 +542,7 @@ def balanced_teacher(state_size=5, *, eig_range=(0.6, 1.05), seed=None):
     Examples
     --------
     >>> t = balanced_teacher(5, seed=0)
-    >>> round(float(impulse_response(t, 1)[0]), 12)
+    >>> round(t.impulse_response(1).item(), 12)
     1.0
     """
     d = _check_positive_int(state_size, "state_size")
@@ -713,28 +712,19 @@ def gru_teacher(
 
 
 # ---------------------------------------------------------------------- losses
-def impulse_response(model, T):
-    """Impulse response of a model or an explicit sequence, as a float64 numpy array.
+def _response(model, T):
+    """Impulse response (float64 numpy) of a model or an explicit sequence.
 
-    Parameters
-    ----------
-    model : StateSpaceRNN, RecurrentRegressor or array-like
-        A model (anything with an ``impulse_response(T)`` method) or a response sequence
-        (length at least ``T``).
-    T : int
-        Number of terms.
-
-    Returns
-    -------
-    numpy.ndarray
-        The first ``T`` terms (leading ensemble axis for ensembles).
-
-    Examples
-    --------
-    >>> impulse_response([1.0, 0.5, 0.25], 2)
-    array([1. , 0.5])
+    Models with an ``impulse_response`` method, :class:`rntk.nn.LinearRNN` and
+    :class:`rntk.nn.ScaledConv1d` (single-input single-output responses are squeezed to
+    ``(T,)``), or an explicit response with at least ``T`` terms.
     """
     T = _check_positive_int(T, "T")
+    if isinstance(model, torch.nn.Module) and not hasattr(model, "impulse_response"):
+        from ._linear import impulse_response as linear_response
+
+        h = linear_response(model, T)
+        return h[:, 0, 0] if h.shape[1:] == (1, 1) else h
     if hasattr(model, "impulse_response"):
         with torch.no_grad():
             return model.impulse_response(T).detach().cpu().numpy().astype(float)
@@ -1270,8 +1260,9 @@ def extrapolation_error(
 
     Parameters
     ----------
-    student, teacher : StateSpaceRNN, RecurrentRegressor or array-like
-        Models, or explicit impulse responses (length at least ``horizon``).
+    student, teacher : StateSpaceRNN, RecurrentRegressor, rntk.nn.LinearRNN or array-like
+        Models (also :class:`rntk.nn.ScaledConv1d`), or explicit impulse responses (length
+        at least ``horizon``).
     horizon : int
         Number of steps compared.
     start : int, default=0
@@ -1307,8 +1298,8 @@ def extrapolation_error(
     if n_sequences is None and nonlinear:
         raise ValueError("non-linear models are compared on random sequences: set n_sequences")
     if n_sequences is None:
-        h = impulse_response(student, horizon)
-        w = impulse_response(teacher, horizon)
+        h = _response(student, horizon)
+        w = _response(teacher, horizon)
         # time axis: first axis of a single response, second for an ensemble
         t_axis = 1 if (isinstance(student, StateSpaceRNN) and student.n_models is not None) \
             else 0
