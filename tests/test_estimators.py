@@ -315,3 +315,26 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitFailedWarning)
         check(estimator)
+
+
+# -- the main job and the example, quick modes ---------------------------------------
+def test_main_job_quick(capsys):
+    from rntk.__main__ import main
+
+    accuracy = main(["--quick", "--dataset", "Coffee", "--cv", "3", "--verbose", "1"])
+    out = capsys.readouterr().out
+    assert "test accuracy" in out and "RNTK paper:      100.00% (Table 2)" in out
+    assert "kernel settings 6/6" in out
+    assert accuracy > 0.85
+
+
+def test_pipeline_example_quick(tmp_path):
+    import runpy
+    from pathlib import Path
+
+    pytest.importorskip("matplotlib")
+    path = Path(__file__).resolve().parents[1] / "examples" / "pipeline_gridsearch.py"
+    summary = runpy.run_path(str(path))["main"](["--quick", "--out", str(tmp_path)])
+    assert {p.name for p in tmp_path.iterdir()} == {"cv_results.csv", "summary.json",
+                                                    "cv_accuracy.png"}
+    assert summary["gridsearch_test_accuracy"] > 0.85
