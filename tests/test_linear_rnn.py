@@ -64,11 +64,14 @@ class AllOutputs(torch.nn.Module):
 # forward passes and impulse responses
 
 
-@pytest.mark.parametrize("batch", [2, 7])  # below / above n_in: recurrence / impulse route
-def test_linear_rnn_forward_matches_recurrence(batch):
+# batch 2: the recurrence; batch 7: the impulse-response route, W applied to F or to C
+@pytest.mark.parametrize("batch", [2, 7])
+@pytest.mark.parametrize("n_in, n_out", [(3, 2), (2, 3)])
+def test_linear_rnn_forward_matches_recurrence(batch, n_in, n_out):
     torch.manual_seed(0)
-    model = LinearRNN(3, 2, hidden_size=40, nu_w=0.6, nu_f=0.8, nu_c=1.5, dtype=torch.float64)
-    x = torch.randn(batch, 9, 3, dtype=torch.float64)
+    model = LinearRNN(n_in, n_out, hidden_size=40, nu_w=0.6, nu_f=0.8, nu_c=1.5,
+                      dtype=torch.float64)
+    x = torch.randn(batch, 9, n_in, dtype=torch.float64)
     np.testing.assert_allclose(model(x).detach().numpy(), numpy_rnn(model, x.numpy()),
                                rtol=1e-10, atol=1e-12)
 

@@ -139,26 +139,37 @@ class LinearRNN(nn.Module):
 
         Notes
         -----
-        The network is linear in its input, so when ``n_in < batch`` the outputs are
-        computed as the causal filter of the impulse response ``L_j = C (W /
-        sqrt(n))^j F / sqrt(n)`` (``T n^2 n_in`` operations instead of the
+        The network is linear in its input, so when ``min(n_in, n_out) < batch`` the
+        outputs are computed as the causal filter of the impulse response ``L_j = C (W /
+        sqrt(n))^j F / sqrt(n)`` (``T n^2 min(n_in, n_out)`` operations instead of the
         recurrence's ``batch T n^2``). Both routes compute the same function of
         ``(W, F, C)``, so outputs and gradients are those of the recurrence.
         """
         x = _as_batch(x, self.n_in, "LinearRNN")
-        if self.n_in < x.shape[0]:
+        if min(self.n_in, self.n_out) < x.shape[0]:
             return _causal_filter(x, self._impulse(x.shape[1]))
         return self._recurrence(x)
 
     def _impulse(self, T):
-        """Differentiable ``L_j = C (W / sqrt(n))^j F / sqrt(n)``, shape (T, n_out, n_in)."""
+        """Differentiable ``L_j = C (W / sqrt(n))^j F / sqrt(n)``, shape (T, n_out, n_in).
+
+        The power of ``W`` is applied to the narrower of ``F`` and ``C``: ``T`` products
+        with ``min(n_in, n_out)`` vectors.
+        """
         scale = 1.0 / math.sqrt(self.hidden_size)
-        v = self.F * scale
         taps = []
-        for j in range(T):
-            taps.append(self.C @ v)
-            if j < T - 1:
-                v = scale * (self.W @ v)
+        if self.n_in <= self.n_out:
+            v = self.F * scale  # (n, n_in), becomes (W / sqrt(n))^j F / sqrt(n)
+            for j in range(T):
+                taps.append(self.C @ v)
+                if j < T - 1:
+                    v = scale * (self.W @ v)
+        else:
+            u = self.C  # (n_out, n), becomes C (W / sqrt(n))^j
+            for j in range(T):
+                taps.append(scale * (u @ self.F))
+                if j < T - 1:
+                    u = scale * (u @ self.W)
         return torch.stack(taps)
 
     def _recurrence(self, x):
