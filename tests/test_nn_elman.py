@@ -222,3 +222,19 @@ def test_tied_and_untied_weights_give_the_same_kernel():
         assert np.linalg.norm(emp[tied] - K) / np.linalg.norm(K) < 0.10
     gap = np.linalg.norm(emp[True] - emp[False]) / np.linalg.norm(K)
     assert gap < 0.15
+
+
+def test_convergence_example_quick_mode(tmp_path):
+    pytest.importorskip("matplotlib")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "rntk_convergence.py"
+    spec = importlib.util.spec_from_file_location("rntk_convergence", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = module.main(["--quick", "--out", str(tmp_path)])
+    for name in ("fig2_left.csv", "fig2_right.csv", "summary.json", "rntk_convergence.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    gaps = summary["left_max_gap_over_range"]
+    assert gaps["100"] < gaps["10"]
