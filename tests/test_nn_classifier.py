@@ -48,8 +48,10 @@ def test_seeded_fits_are_reproducible_and_leave_global_rng_alone():
     X, y = _waves(rng, 30)
     torch.manual_seed(123)
     state = torch.get_rng_state()
-    a = RNNClassifier(hidden_size=8, max_epochs=4, random_state=3).fit(X, y)
+    threads = torch.get_num_threads()
+    a = RNNClassifier(hidden_size=8, max_epochs=4, random_state=3, n_jobs=-1).fit(X, y)
     assert torch.equal(torch.get_rng_state(), state)
+    assert torch.get_num_threads() == threads
     b = RNNClassifier(hidden_size=8, max_epochs=4, random_state=3).fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     c = RNNClassifier(hidden_size=8, max_epochs=4, random_state=4).fit(X, y)

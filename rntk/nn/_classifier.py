@@ -2,9 +2,11 @@
 
 import copy
 import numbers
+from contextlib import contextmanager
 
 import numpy as np
 import torch
+from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
@@ -18,6 +20,17 @@ from .._inputs import as_sequences
 from ._elman import ElmanRNN
 
 __all__ = ["RNNClassifier"]
+
+
+@contextmanager
+def _torch_threads(n_jobs):
+    """Run a block with ``effective_n_jobs(n_jobs)`` torch threads, then restore."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(max(1, effective_n_jobs(n_jobs)))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 class _TorchRNN(nn.Module):
@@ -89,6 +102,11 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         fits give the same model. torch's global generator is left as it was.
     device : str or torch.device, default="cpu"
         Where the network is trained.
+    n_jobs : int, default=None
+        torch threads during ``fit`` and prediction (``None``: 1, ``-1``: all cores;
+        torch's setting is restored afterwards). The steps of a recurrent network are
+        small sequential operations: one thread is usually fastest, and much faster
+        than several on a busy machine.
 
     Attributes
     ----------
@@ -151,11 +169,12 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "device": [str, torch.device],
+        "n_jobs": [numbers.Integral, None],
     }
 
     def __init__(self, cell="ntk", *, hidden_size=100, n_layers=1, lr=1e-3, max_epochs=200,
                  patience=5, validation_fraction=0.1, batch_size=32, random_state=None,
-                 device="cpu"):
+                 device="cpu", n_jobs=None):
         self.cell = cell
         self.hidden_size = hidden_size
         self.n_layers = n_layers
@@ -166,6 +185,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         self.batch_size = batch_size
         self.random_state = random_state
         self.device = device
+        self.n_jobs = n_jobs
 
     # -- helpers ----------------------------------------------------------------------
     def _build(self, n_in, n_out):
@@ -218,6 +238,10 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
             The fitted classifier.
         """
         self._validate_params()
+        with _torch_threads(self.n_jobs):
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         xs, y = _validate_fit_data(self, X, y, regressor=False)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         rs = check_random_state(self.random_state)
@@ -288,8 +312,9 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     def _predict_logits(self, X):
         """Return float64 outputs (from a float64 copy of the weights), batch-independent."""
         series = self._validate_predict(X)
-        module = copy.deepcopy(self.module_).double().eval()
-        return self._logits(module, series).cpu().numpy()
+        with _torch_threads(self.n_jobs):
+            module = copy.deepcopy(self.module_).double().eval()
+            return self._logits(module, series).cpu().numpy()
 
     def decision_function(self, X):
         """Network outputs (logits) for each class.
