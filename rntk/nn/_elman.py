@@ -135,8 +135,12 @@ class ElmanRNN(nn.Module):
 
     with ``h^(0,t) = x_t``, ``m_1 = n_in``, ``m_l = n`` for ``l >= 2`` and an initial
     state ``h^(l,0)`` drawn i.i.d. ``N(0, sigma_h^2)`` for every input at every forward
-    pass. As the width grows, :func:`~rntk.nn.empirical_ntk` of this network tends to
-    :func:`rntk.rntk_kernel` with the same hyperparameters.
+    pass. As the width grows, :func:`~rntk.nn.empirical_ntk` of this network (or the
+    cheaper, identical :meth:`ntk`) tends to :func:`rntk.rntk_kernel` with the same
+    hyperparameters: K(X, X) of one network pairs each series with itself through one
+    draw of its initial state, which is the ``sigma_h`` term on the diagonal of
+    ``rntk_kernel(X)``. Parameters are created in float32; call ``.double()`` for
+    kernel comparisons.
 
     Parameters
     ----------

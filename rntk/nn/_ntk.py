@@ -98,6 +98,12 @@ def empirical_ntk(model, X, Y=None, *, batch_size=32, output="trace", seed=0):
         If the model has no trainable parameters, returns outputs of another shape
         than ``(batch,)`` / ``(batch, d)``, or the inputs are empty.
 
+    See Also
+    --------
+    rntk.nn.ElmanRNN.ntk : The same kernel for an Elman RNN, from the structure of its
+        gradients (no Jacobian), for very wide networks.
+    rntk.rntk_kernel : Its infinite-width limit for :class:`~rntk.nn.ElmanRNN`.
+
     Notes
     -----
     Each block of ``X`` is differentiated once; blocks of ``Y`` (or of ``X`` above
