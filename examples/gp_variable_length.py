@@ -14,10 +14,16 @@ regression protocol of App. A.2); and the paper's training-free baseline PTS,
 which predicts the previous time step. Scores are the paper's SNR in dB,
 ``10 log10(sum y^2 / sum (y - y_hat)^2)``, averaged over repetitions.
 
-Comparison with the paper: Fig. 4a reports that RNTK kernel ridge beats PTS for
-every T_var, with SNR falling slowly as T_var grows. Here both RNTK models also
-beat PTS at every T_var (see ``snr.csv``); we run a few repetitions and a smaller
-test set than the paper's 1000 x 5000, so the curves are noisier.
+Comparison with the paper: Fig. 4a reports RNTK kernel ridge above PTS for every
+T_var. Here (3 repetitions, 2000 test windows; the paper averages 1000 x 5000)
+the cross-validated RNTK kernel ridge is above PTS at every T_var, by 0.1 to
+1.2 dB on average (T_var = 0, 10, 20, 40: 20.3 / 20.5 / 21.3 / 21.1 dB against
+PTS 20.2 / 20.1 / 20.1 / 20.0 dB), the spread over repetitions (up to +-1 dB)
+covering the gap for T_var <= 10; the GP, whose variances are fitted by marginal
+likelihood rather than by validation error, is above PTS up to T_var = 20 and
+level with it at 40. Its grid needs ``sigma_w`` below the paper's 1.34..1.47: with
+``sigma_w = sqrt(2)`` alone the kernel weighs early steps of long windows as much
+as recent ones and falls below PTS as T_var grows.
 
 Writes ``snr.csv``, ``summary.json`` and ``gp_variable_length.png`` into ``--out``;
 ``--quick`` runs T_var = 10 once, with 300 test windows.
@@ -82,7 +88,8 @@ def run_once(rng, t_var, n_train, n_test, t_fixed=10):
     out["RNTK GP"] = snr_db(yt, mean)
     out["_gp"] = (gp, Xt, yt, mean, std)
 
-    grid = {"sigma_b": [0.0, 0.1, 0.5], "sigma_h": [0.0, 0.5], "alpha": [0.001, 0.01, 0.1]}
+    grid = {"sigma_w": [1.0, 1.2, 2**0.5], "sigma_b": [0.0, 0.1, 0.5], "sigma_h": [0.0, 0.5],
+            "alpha": [0.001, 0.01, 0.1]}
     krr = RNTKRegressorCV(grid, cv=5).fit(X, y)
     out["RNTK KRR (CV)"] = snr_db(yt, krr.predict(Xt))
     out["PTS"] = snr_db(yt, np.array([x[-1] for x in Xt]))
@@ -98,7 +105,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     t_vars = [10] if args.quick else [0, 10, 20, 40]
-    repeats = args.repeats or (1 if args.quick else 5)
+    repeats = args.repeats or (1 if args.quick else 3)
     n_test = 300 if args.quick else 2000
     rng = np.random.default_rng(args.seed)
     models = ["RNTK GP", "RNTK KRR (CV)", "PTS"]
