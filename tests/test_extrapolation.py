@@ -283,3 +283,16 @@ def test_extrapolation_error_rule_of_appendix_b3():
     assert extrapolation_error(t, impulse_response(t, 10), 10, n_sequences=5) < 1e-12
     e = extrapolation_error(net, t, 10, n_sequences=20)
     assert 0 < e <= extrapolation_error(np.zeros(10), t, 10, n_sequences=20) + 1e-12
+
+
+def test_per_member_targets_match_separate_targets():
+    ens = StateSpaceRNN(3, init="gaussian", init_scale=0.5, n_models=2, seed=0)
+    W = np.random.default_rng(0).standard_normal((2, 9))
+    both = population_loss(ens, W, [4, 6]).detach().numpy()
+    h = impulse_response(ens, 9)
+    for r, k in enumerate([4, 6]):
+        assert abs(both[r] - ((h[r, :k] - W[r, :k]) ** 2).sum()) < 1e-12
+    hist = fit_empirical(ens, W, [4, 6], n_train=50, n_steps=5, eval_every=5, seed=0)
+    assert hist["val_loss"].shape == (2, 2)
+    with pytest.raises(ValueError, match="per-member"):
+        population_loss(ens, W[:, :3], 4)

@@ -742,13 +742,24 @@ def _target_response(target, T, model):
                 target.impulse_response(T))
     else:
         w = torch.as_tensor(np.asarray(target, dtype=float))
-        if w.shape[0] < T:
-            raise ValueError(f"the target response needs at least {T} terms, got {w.shape[0]}")
-        w = w[:T]
+        if w.ndim == 0 or (w.ndim not in (2, 4) and w.shape[0] < T):
+            raise ValueError(f"the target response needs at least {T} terms")
+        if w.ndim not in (2, 4):
+            w = w[:T]
     w = w.to(model.b.dtype)
-    if w.ndim == 1:
+    per_member = model.n_models is not None and w.ndim in (2, 4)
+    if per_member:  # one response per ensemble member: (R, T[, n_out, n_in])
+        if w.shape[0] != model.n_models or w.shape[1] < T:
+            raise ValueError(
+                f"per-member target responses need shape ({model.n_models}, >= {T}, ...), "
+                f"got {tuple(w.shape)}"
+            )
+        w = w[:, :T]
+        if w.ndim == 2:
+            w = w[..., None, None]
+    elif w.ndim == 1:
         w = w[:, None, None]
-    if tuple(w.shape[1:]) != (model.n_outputs, model.n_inputs):
+    if tuple(w.shape[-2:]) != (model.n_outputs, model.n_inputs) or w.ndim != 3 + per_member:
         raise ValueError(
             f"target response has shape {tuple(w.shape)}, the model needs "
             f"(T, {model.n_outputs}, {model.n_inputs})"
@@ -781,7 +792,9 @@ def population_loss(model, target, k):
     model : StateSpaceRNN
         Student (single model or ensemble).
     target : StateSpaceRNN or array-like
-        Teacher or its impulse response (``(T,)`` or ``(T, n_outputs, n_inputs)``).
+        Teacher or its impulse response (``(T,)`` or ``(T, n_outputs, n_inputs)``); for an
+        ensemble also one response per member, ``(R, T)`` or ``(R, T, n_outputs,
+        n_inputs)``.
     k : int or sequence of int
         Training length; for an ensemble one length per model is allowed.
 
@@ -976,7 +989,8 @@ def fit_population(
     model : StateSpaceRNN
         Student; trained in place.
     target : StateSpaceRNN or array-like
-        Teacher or its impulse response.
+        Teacher or its impulse response (per member for an ensemble, as in
+        :func:`population_loss`).
     k : int or sequence of int
         Training length (one per ensemble member allowed).
     optimizer : {"adam", "gd"}, default="adam"
@@ -1079,6 +1093,7 @@ def fit_empirical(
     tol=0.0,
     all_steps=False,
     n_val=1000,
+    keep_best=True,
     seed=None,
 ):
     """Train a student on sampled Gaussian sequences labelled by a teacher (eq. 3.2).
@@ -1121,6 +1136,10 @@ def fit_empirical(
         the last one. Only for single models.
     n_val : int, default=1000
         Validation sequences for non-linear models.
+    keep_best : bool, default=True
+        End at the parameters of the best validation error (early stopping); ``False``
+        keeps the last iterate (the validation error is then only monitored, which matters
+        when the training set is small: the linear validation error is the population one).
     seed : int or None, default=None
         Seed of the data.
 
@@ -1152,7 +1171,7 @@ def fit_empirical(
         x[torch.as_tensor(np.arange(K)[None, :] < (K - ks)[:, None])[:, None, :, None]
           .expand_as(x)] = 0.0
         xr = x.flip(2)  # xr[..., j, :] = x_{K-1-j}
-        y = torch.einsum("joi,rnji->rno", w, xr)
+        y = torch.einsum("rjoi,rnji->rno" if w.ndim == 4 else "joi,rnji->rno", w, xr)
         mask = torch.as_tensor(np.arange(K)[None, :] < ks[:, None], dtype=dtype)
 
         def train_loss(idx):
@@ -1228,9 +1247,10 @@ def fit_empirical(
                 patience is not None and stale >= patience
             ):
                 break
-    with torch.no_grad():
-        for n, p in model.named_parameters():
-            p.copy_(best_state[n])
+    if keep_best:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(best_state[n])
     out = {key: np.asarray(v) for key, v in hist.items()}
     out["best_step"] = best_step
     single = not (isinstance(model, StateSpaceRNN) and model.n_models is not None)
@@ -1262,7 +1282,8 @@ def extrapolation_error(
     ----------
     student, teacher : StateSpaceRNN, RecurrentRegressor, rntk.nn.LinearRNN or array-like
         Models (also :class:`rntk.nn.ScaledConv1d`), or explicit impulse responses (length
-        at least ``horizon``).
+        at least ``horizon``). For an ensemble student the teacher may be one response per
+        member, ``(R, T)``.
     horizon : int
         Number of steps compared.
     start : int, default=0
@@ -1281,8 +1302,8 @@ def extrapolation_error(
     -------
     error : float or numpy.ndarray
         ``(R,)`` for an ensemble student.
-    zero_error : float
-        ``E_0``, only when ``return_zero=True``.
+    zero_error : float or numpy.ndarray
+        ``E_0``, only when ``return_zero=True`` (per member for per-member teachers).
 
     Examples
     --------
@@ -1299,17 +1320,27 @@ def extrapolation_error(
         raise ValueError("non-linear models are compared on random sequences: set n_sequences")
     if n_sequences is None:
         h = _response(student, horizon)
-        w = _response(teacher, horizon)
         # time axis: first axis of a single response, second for an ensemble
         t_axis = 1 if (isinstance(student, StateSpaceRNN) and student.n_models is not None) \
             else 0
-        if t_axis:
-            w = np.broadcast_to(w, h.shape)
+        per_member = (t_axis == 1 and not isinstance(teacher, torch.nn.Module)
+                      and np.ndim(teacher) == h.ndim)
+        if per_member:  # one teacher response per ensemble member
+            w = np.asarray(teacher, dtype=float)
+            if w.shape[0] != h.shape[0] or w.shape[1] < horizon:
+                raise ValueError(f"per-member teacher responses need shape ({h.shape[0]}, "
+                                 f">= {horizon}, ...), got {w.shape}")
+            w = w[:, :horizon]
+        else:
+            w = _response(teacher, horizon)
+            if t_axis:
+                w = np.broadcast_to(w, h.shape)
         steps = np.arange(start, horizon)
         diff = np.take(np.abs(h - w), steps, axis=t_axis)
         err = diff.reshape(*diff.shape[:t_axis], -1).max(axis=-1)
         w0 = np.take(np.abs(w), steps, axis=t_axis)
-        zero = float(w0.reshape(*w0.shape[:t_axis], -1).max(axis=-1).ravel()[0])
+        zero = w0.reshape(*w0.shape[:t_axis], -1).max(axis=-1)
+        zero = zero if per_member else float(np.ravel(zero)[0])
     else:
         n_sequences = _check_positive_int(n_sequences, "n_sequences")
         g = torch.Generator().manual_seed(int(seed))
