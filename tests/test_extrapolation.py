@@ -296,3 +296,18 @@ def test_per_member_targets_match_separate_targets():
     assert hist["val_loss"].shape == (2, 2)
     with pytest.raises(ValueError, match="per-member"):
         population_loss(ens, W[:, :3], 4)
+
+
+def test_extrapolation_error_accepts_the_kernel_side_linear_rnn():
+    from rntk.nn import LinearRNN
+    from rntk.nn import impulse_response as linear_response
+
+    torch.manual_seed(0)
+    wide = LinearRNN(1, 1, 32, dtype=torch.float64)
+    h = linear_response(wide, 12)[:, 0, 0]
+    assert extrapolation_error(wide, h, 12) == 0.0
+    # the same network, fed as a StateSpaceRNN (A = W / sqrt(n), B = F / sqrt(n), C = C)
+    n = 32
+    ssm = StateSpaceRNN.from_weights(wide.W.detach().numpy() / n**0.5,
+                                     wide.F.detach().numpy() / n**0.5, wide.C.detach().numpy())
+    assert extrapolation_error(ssm, wide, 12, cap=False) < 1e-12

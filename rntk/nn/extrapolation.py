@@ -806,7 +806,7 @@ def population_loss(model, target, k):
     Examples
     --------
     >>> student = StateSpaceRNN.from_weights([[0.5]], [1.0], [1.0])
-    >>> float(population_loss(student, [1.0, 0.0, 0.0], k=3))
+    >>> population_loss(student, [1.0, 0.0, 0.0], k=3).item()
     0.3125
     """
     ks = _lengths(k, model)
@@ -842,7 +842,7 @@ def empirical_loss(model, inputs, targets):
     Examples
     --------
     >>> student = StateSpaceRNN.from_weights([[0.5]], [1.0], [1.0])
-    >>> float(empirical_loss(student, [[1.0, 2.0]], [2.0]))
+    >>> empirical_loss(student, [[1.0, 2.0]], [2.0]).item()
     0.25
     """
     if isinstance(model, StateSpaceRNN):
