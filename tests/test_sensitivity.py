@@ -100,3 +100,25 @@ def test_errors_and_missing_torch(monkeypatch, rng):
     monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` now fails
     with pytest.raises(ImportError, match="pip install torch"):
         sensitivity(rng.normal(size=3), rng.normal(size=3))
+
+
+def test_example_quick_run(tmp_path):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "sensitivity.py"
+    if not path.exists():
+        pytest.skip("examples/ is not shipped with this installation")
+    spec = importlib.util.spec_from_file_location("sensitivity_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--quick", "--out", str(tmp_path)])
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    curves = {(c["activation"], c["varied"], c["value"]): c for c in summary["curves"]}
+    # the ReLU sigma_w panel: below sqrt 2 the last steps, above it the first ones
+    low, high = curves[("relu", "sigma_w", 1.35)], curves[("relu", "sigma_w", 1.48)]
+    assert low["last_10pct_share"] > 3 * low["first_10pct_share"]
+    assert high["first_10pct_share"] > 3 * high["last_10pct_share"]
+    assert (tmp_path / "sensitivity.png").stat().st_size > 0
+    assert (tmp_path / "sensitivity.csv").exists()
