@@ -20,6 +20,7 @@ closed form ``c = 1``, whose derivative is taken through its own variances.
 """
 
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -420,5 +421,8 @@ def _gram_log_gradient(X, free, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigm
         K = gram(theta0)
     if not entries:
         return K.numpy(), np.empty(K.shape + (0,))
-    dK = torch.func.jacfwd(gram)(theta0)
+    with warnings.catch_warnings():  # torch.func's own internals (not ours) warn here
+        warnings.filterwarnings("ignore", message=".*torch.jit.script.*deprecated",
+                                category=DeprecationWarning)
+        dK = torch.func.jacfwd(gram)(theta0)
     return K.numpy(), dK.numpy()
