@@ -103,6 +103,7 @@ def test_early_stopping_and_pickle():
     assert clf.n_epochs_ < 200
     assert clf.n_epochs_ - clf.best_epoch_ == 2
     assert clf.validation_scores_[clf.best_epoch_ - 1] == max(clf.validation_scores_)
+    assert max(clf.validation_scores_[clf.best_epoch_:]) <= max(clf.validation_scores_)
     again = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
     no_val = clone(clf).set_params(validation_fraction=None, max_epochs=3).fit(X, y)

@@ -76,7 +76,9 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     no padding) and classifies the last hidden state with a linear readout, trained
     with cross-entropy and RMSProp; training stops when the accuracy on a held-out
     validation split has not improved for ``patience`` epochs, and the weights of
-    the best epoch are kept.
+    the best epoch are kept. Equal accuracies are ranked by validation loss, so a
+    plateau of accuracy (common on small validation sets) does not stop a network
+    that is still learning.
 
     Parameters
     ----------
@@ -91,7 +93,8 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     max_epochs : int, default=200
         Maximum number of passes over the training data.
     patience : int, default=5
-        Epochs without a better validation accuracy before training stops.
+        Epochs without a better validation accuracy (or, at equal accuracy, a lower
+        validation loss) before training stops.
     validation_fraction : float or None, default=0.1
         Fraction of the training data held out (stratified when possible) for early
         stopping. ``None`` or 0 trains for ``max_epochs`` on all the data.
@@ -257,7 +260,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         optimizer = torch.optim.RMSprop(module.parameters(), lr=self.lr)
         loss_fn = nn.CrossEntropyLoss()
         self.loss_curve_, self.validation_scores_ = [], []
-        best_score, best_state, best_epoch, waited = -np.inf, None, 0, 0
+        best_key, best_state, best_epoch, waited = (-np.inf, -np.inf), None, 0, 0
         epoch = 0
         for epoch in range(1, self.max_epochs + 1):
             module.train()
@@ -274,11 +277,13 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
             if val is None:
                 continue
             module.eval()
-            pred = self._logits(module, [series[j] for j in val]).argmax(1)
-            score = float((pred == targets[val]).double().mean())
+            logits = self._logits(module, [series[j] for j in val])
+            score = float((logits.argmax(1) == targets[val]).double().mean())
+            # accuracy first; among equal accuracies, the lower validation loss
+            key = (score, -float(loss_fn(logits, targets[val])))
             self.validation_scores_.append(score)
-            if score > best_score:
-                best_score, best_epoch, waited = score, epoch, 0
+            if key > best_key:
+                best_key, best_epoch, waited = key, epoch, 0
                 best_state = copy.deepcopy(module.state_dict())
             else:
                 waited += 1
