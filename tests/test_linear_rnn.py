@@ -1,5 +1,8 @@
 """Finite-width linear RNNs and scaled convolutions vs the scaled convolution NTK."""
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -264,3 +267,21 @@ def test_gradient_descent_rnn_follows_scaled_convolution():
     # what was learned: the change of the impulse response agrees within a few percent
     change = np.linalg.norm(impulse_response(conv) - L0)
     assert np.linalg.norm(impulse_response(rnn, T) - impulse_response(conv)) < 0.03 * change
+
+
+# ---------------------------------------------------------------------------
+# the paper's experiments, quick mode
+
+
+@pytest.mark.parametrize("name", ["linear_rnn_dynamics", "linear_rnn_delay", "linear_rnn_width"])
+def test_example_quick_mode(name, tmp_path):
+    pytest.importorskip("matplotlib")
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    if not path.exists():
+        pytest.skip("examples are not part of the installed package")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--quick", "--out", str(tmp_path)])
+    suffixes = {p.suffix for p in tmp_path.iterdir()}
+    assert {".csv", ".png"} <= suffixes
