@@ -48,7 +48,7 @@ def _parse_labels(raw, source):
 
 
 def read_tsv(path):
-    """Read one UCR 2018 ``.tsv`` file.
+    r"""Read one UCR 2018 ``.tsv`` file.
 
     Parameters
     ----------
@@ -62,6 +62,18 @@ def read_tsv(path):
         The values, NaN-padded at the end, exactly as written in the file.
     y : ndarray of shape (n_samples,)
         The labels: int64 when all are integral numbers, else float or str.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from rntk.datasets import read_tsv
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "Toy_TRAIN.tsv")
+    ...     with open(p, "w") as f:
+    ...         _ = f.write("1\t0.5\t-1.25\t2.0\n2\t1.0\t3.5\tNaN\n")
+    ...     X, y = read_tsv(p)
+    >>> X.tolist(), y.tolist()
+    ([[0.5, -1.25, 2.0], [1.0, 3.5, nan]], [1, 2])
     """
     path = Path(path)
     rows, labels = [], []
