@@ -291,10 +291,14 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
         xd = pack_end_aligned([s[-n_lags:] for s in xs])[0]  # (n_lags, n_X, m)
         yd = xd if Y is None else pack_end_aligned([s[-n_lags:] for s in ys])[0]
         w = taps[::-1][:, None, None]
+        if Y is None:  # K = A A^T with sqrt(rho)-weighted steps: symmetric by construction
+            w = np.sqrt(w)
         a = (xd * w).transpose(1, 0, 2).reshape(len(xs), n_lags * m)
-        b = yd.transpose(1, 0, 2).reshape(len(ys), n_lags * m)
+        b = a if Y is None else yd.transpose(1, 0, 2).reshape(len(ys), n_lags * m)
         with _blas_threads(n_jobs):
             out = a @ b.T
+        if Y is None:
+            out = 0.5 * (out + out.T)
         _check_finite(out)
         return out
 

@@ -65,10 +65,10 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
         training step, series by series (``"sequence"``).
     X_fit_ : list of ndarray of shape (T_i, n_channels)
         The training series, as float64 arrays.
-    n_channels_ : int
+    n_channels_in_ : int
         Channels of each time step seen in ``fit``.
     n_features_in_ : int
-        ``X.shape[1]`` (the number of time steps) when ``fit`` got an array.
+        ``X.shape[1]`` (the number of time steps) when ``fit`` got a 2-D array.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names, when ``fit`` got a DataFrame whose columns are all strings.
 
@@ -125,18 +125,25 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
                                   rho=self.rho, output=self.output, n_jobs=self.n_jobs)
 
     def _sequences(self, X, fitting):
-        if not isinstance(X, (list, tuple)):
+        if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1:
+            X = list(X)  # an object array of series
+        two_d = hasattr(X, "shape") and len(X.shape) == 2
+        if isinstance(X, (list, tuple)) or not two_d:
             if fitting:
-                X = validate_data(self, X, skip_check_array=True)
-            X = _array_layout(X)
+                for name in ("n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(name, None)
+            if not isinstance(X, (list, tuple)):
+                X = _array_layout(X)
         elif fitting:
-            for name in ("n_features_in_", "feature_names_in_"):
-                self.__dict__.pop(name, None)
+            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        else:  # column names are checked; their number may differ (other lengths)
+            X = validate_data(self, X, reset=False, ensure_2d=False, dtype=np.float64,
+                              ensure_all_finite="allow-nan")
         xs = as_sequences(X, "X")
-        if not fitting and xs[0].shape[1] != self.n_channels_:
+        if not fitting and xs[0].shape[1] != self.n_channels_in_:
             raise ValueError(
-                f"X has {xs[0].shape[1]} channels, but {type(self).__name__} was fitted "
-                f"with {self.n_channels_}"
+                f"X has {xs[0].shape[1]} channel(s) per time step, but "
+                f"{type(self).__name__} was fitted on series with {self.n_channels_in_}"
             )
         return xs
 
@@ -210,7 +217,7 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
         krr.fit(K, target, sample_weight=sample_weight)
         self.dual_coef_ = krr.dual_coef_
         self.X_fit_ = xs
-        self.n_channels_ = xs[0].shape[1]
+        self.n_channels_in_ = xs[0].shape[1]
         return self
 
     def predict(self, X):

@@ -119,6 +119,7 @@ def test_sequence_kernel_last_step_is_last_kernel(rng):
     Ks = scaled_conv_kernel(X, nu_w=0.5, output="sequence")
     Kl = scaled_conv_kernel(X, nu_w=0.5, output="last")
     np.testing.assert_allclose(Ks[:, -1, :, -1], Kl, rtol=1e-12)
+    assert np.array_equal(Kl, Kl.T)
     # a symmetric positive semi-definite Gram over all (series, step) pairs
     G = Ks.reshape(45, 45)
     np.testing.assert_allclose(G, G.T, rtol=1e-12, atol=1e-12)
@@ -280,8 +281,15 @@ def test_regressor_sequence_learns_a_causal_filter(rng):
 def test_regressor_errors_and_pickle(rng):
     X = rng.normal(size=(10, 5, 2))
     reg = ScaledConvNTKRegressor().fit(X, rng.normal(size=10))
-    with pytest.raises(ValueError, match="channels"):
+    with pytest.raises(ValueError, match="3 channel.* fitted on series with 2"):
         reg.predict(rng.normal(size=(3, 5, 3)))
+    assert reg.n_channels_in_ == 2 and not hasattr(reg, "n_features_in_")
+    reg2 = ScaledConvNTKRegressor().fit(X[:, :, 0], rng.normal(size=10))
+    assert reg2.n_features_in_ == 5 and reg2.n_channels_in_ == 1
+    # an object array of series of different lengths
+    ragged = np.empty(3, dtype=object)
+    ragged[:] = [rng.normal(size=4), rng.normal(size=6), rng.normal(size=5)]
+    assert reg2.predict(ragged).shape == (3,)
     assert reg.predict(rng.normal(size=(3, 8, 2))).shape == (3,)  # other lengths are fine
     again = pickle.loads(pickle.dumps(reg))
     np.testing.assert_array_equal(again.predict(X), reg.predict(X))
