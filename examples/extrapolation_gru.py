@@ -5,8 +5,9 @@ dimensional state spaces with overparameterized recurrent neural networks" (ICLR
 
 Setting: the teacher is a GRU of width 10 made non-trivial as in App. B.2.3: initialised at
 scale 1e-6 and trained by Adam for 1000 steps to output a chosen impulse response (here a
-damped oscillation ``0.8 * 0.97^j * cos(2 pi j / 16)``, 60 steps). Students are GRUs with
-PyTorch's standard initialisation, trained by Adam on Gaussian sequences of length k_g
+damped oscillation that starts late, ``0.8 * 0.97^(j - 15) * cos(2 pi (j - 15) / 16)`` for
+15 <= j < 80 and 0 before, so that short training sequences cannot reveal it). Students are
+GRUs with PyTorch's standard initialisation, trained by Adam on Gaussian sequences of length k_g
 labelled by the teacher, keeping the best validation point (early stopping). Extrapolation
 error (Sec. 5.3): the l_inf distance between the student's and the teacher's outputs over
 ``--horizon`` = 100 steps, averaged over 100 random input sequences, capped at the all-zero
@@ -53,14 +54,22 @@ def main(argv=None):
     parser.add_argument("--ks", type=int, nargs="+", default=[10, 20, 30, 45, 60])
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--horizon", type=int, default=100)
+    parser.add_argument("--onset", type=int, default=15,
+                        help="lag at which the teacher's target response starts")
+    parser.add_argument("--response-length", type=int, default=80)
     args = parser.parse_args(argv)
     if args.quick:
         args.width, args.steps, args.teacher_steps = 16, 60, 200
         args.ks, args.n_train, args.horizon = [5, 20], 300, 40
+        args.onset, args.response_length = 3, 30
     os.makedirs(args.out, exist_ok=True)
 
     t0 = time.perf_counter()
-    teacher = gru_teacher(args.teacher_width, n_steps=args.teacher_steps, seed=0)
+    j = np.arange(args.response_length)
+    onset = args.onset
+    response = np.where(j >= onset, 0.8 * 0.97 ** (j - onset)
+                        * np.cos(2 * np.pi * (j - onset) / 16), 0.0)
+    teacher = gru_teacher(args.teacher_width, response, n_steps=args.teacher_steps, seed=0)
     print(f"teacher GRU({args.teacher_width}) trained in {time.perf_counter() - t0:.0f} s")
     rows, responses = [], {"teacher": teacher.impulse_response(args.horizon).numpy()}
     for seed in range(args.seeds):

@@ -183,6 +183,7 @@ def main(argv=None):
             ax.semilogy(lengths, res12[(tname, arch, "adversarial data")], "--", color=color,
                         label=f"{arch}, adversarial data")
         ax.axvline(args.k, color="k", ls=":")
+        ax.set_ylim(bottom=1e-8)  # exact fits reach 1e-32
         ax.set_xlabel("test sequence length")
         ax.set_ylabel("test MSE")
         ax.set_title(f"{tname} teacher, trained on k={args.k}")
