@@ -21,7 +21,11 @@ a 200-step teacher (seconds).
 
 Paper: error is high below a critical k_g (about four times the teacher's width, k_g ~ 40)
 and low above it; the k_g = 30 student tracks the teacher's response only up to step 30, the
-k_g = 60 student beyond. Ours: see the printed table and CSV.
+k_g = 60 student beyond. Ours (default run, one seed): error 1.14, 0.31, 0.20, 0.21, 0.22 for
+k_g = 10, 20, 30, 45, 60 (all-zero model 1.22): high below the teacher's onset, low from
+k_g ~ 30 on; the plateau at 0.2 is a phase drift of under-trained students (validation loss
+1e-3). A teacher whose oscillation starts at lag 0 gave errors 0.03-0.06 (of 2.0) for every
+k_g >= 10, no transition: its memory on Gaussian inputs is short.
 
 Run: ``python examples/extrapolation_gru.py [--quick] [--out results/extrapolation_gru]``
 """

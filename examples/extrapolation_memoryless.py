@@ -27,7 +27,14 @@ d = 100 (the paper: d = 200, also GRU and LSTM). ``--quick`` trims widths and st
 Paper: all three architectures extrapolate (test error stays near zero up to length 15) while
 the adversarial-data models fit length <= 5 and fail beyond; the same with d* = 3; under GD the
 norms of A - A^T and B - C^T become much smaller than those of A, B, C; in App. D extrapolation
-is good for d* < k and deteriorates for d* > k. Ours: see the printed tables and the CSVs.
+is good for d* < k and deteriorates for d* > k.
+Ours (default run), test MSE at length 15 (at length 5 all fit, <= 8e-2): memoryless teacher,
+linear 0.19 (adversarial 9.9), GRU 4e-4 (9.7), LSTM 2.5e-4 (10.0); d* = 3, linear 0.26 (9.9),
+GRU 7e-3 (9.6), LSTM 5e-2 (10.1): GD extrapolates, the linear RNN only partly (its Xavier
+transition matrix starts at spectral radius ~1). Fig. 4: ||A - A^T|| grows from 0 to 0.25
+while ||A|| ~ 3.4, and ||B - C^T|| falls from 1.47 to 0.61 with ||B||, ||C|| ~ 1.0-1.1: a drift
+toward balancedness, weaker than the paper's "much smaller". App. D: MSE 7e-7, 7e-3, 1e-2,
+3e5, 1.6 for d* = 1, 2, 4, 6, 8: the paper's two regimes, split at d* ~ k.
 
 Run: ``python examples/extrapolation_memoryless.py [--quick] [--out results/...memoryless]``
 """
