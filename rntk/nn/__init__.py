@@ -11,6 +11,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
         "(or `pip install rntk[torch]`)"
     ) from exc
 
+from . import extrapolation  # noqa: E402, F401  (public submodule)
 from ._classifier import RNNClassifier  # noqa: E402
 from ._elman import ElmanRNN  # noqa: E402
 from ._linear import LinearRNN, ScaledConv1d, impulse_response  # noqa: E402
