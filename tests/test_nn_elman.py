@@ -238,3 +238,89 @@ def test_convergence_example_quick_mode(tmp_path):
         assert (tmp_path / name).stat().st_size > 0
     gaps = summary["left_max_gap_over_range"]
     assert gaps["100"] < gaps["10"]
+
+
+# --- which backward recursion is right for L >= 2: a physical check ----------------
+
+def _v_erf(k1, k2, k3):
+    d = math.sqrt((1 + 2 * k1) * (1 + 2 * k2))
+    return 2 / math.pi * math.asin(2 * k3 / d), 4 / (math.pi * math.sqrt(d * d - 4 * k3 * k3))
+
+
+def _reference_rntk_erf(X, sw, su, sb, sh, sv, literal=False):
+    """Plain-loop RNTK Gram (erf, L layers) from the recursions of the spec.
+
+    ``literal=True`` uses the backward term Pi^(l+1, t+1) as printed in the paper
+    instead of Pi^(l+1, t)."""
+    L = len(sw)
+
+    def self_cov(z):
+        S = np.zeros((L, len(z)))
+        for l in range(L):
+            for t in range(len(z)):
+                rec = sh**2 if t == 0 else _v_erf(*[S[l, t - 1]] * 3)[0]
+                inp = (su[0]**2 * float(z[t] @ z[t]) / z.shape[1] if l == 0
+                       else su[l]**2 * _v_erf(*[S[l - 1, t]] * 3)[0])
+                S[l, t] = sw[l]**2 * rec + inp + sb[l]**2
+        return S
+
+    selfs = [self_cov(z) for z in X]
+    n = len(X)
+    K = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            a, b = (i, j) if len(X[i]) <= len(X[j]) else (j, i)
+            x, y, Sx, Sy = X[a], X[b], selfs[a], selfs[b]
+            T, tau = len(x), len(y) - len(x)
+            C = np.zeros((L, T))
+            D = np.zeros((L, T))
+            for l in range(L):
+                for t in range(T):
+                    if t == 0:
+                        rec = sh**2 if (i == j) else 0.0
+                    else:
+                        rec = _v_erf(Sx[l, t - 1], Sy[l, t - 1 + tau], C[l, t - 1])[0]
+                    if l == 0:
+                        inp = su[0]**2 * float(x[t] @ y[t + tau]) / x.shape[1]
+                    else:
+                        inp = su[l]**2 * _v_erf(Sx[l - 1, t], Sy[l - 1, t + tau],
+                                                C[l - 1, t])[0]
+                    C[l, t] = sw[l]**2 * rec + inp + sb[l]**2
+                    D[l, t] = _v_erf(Sx[l, t], Sy[l, t + tau], C[l, t])[1]
+            Pi = np.zeros((L, T + 1))
+            for l in reversed(range(L)):
+                for t in reversed(range(T)):
+                    if l == L - 1 and t == T - 1:
+                        Pi[l, t] = sv**2 * D[l, t]
+                        continue
+                    acc = sw[l]**2 * Pi[l, t + 1] if t < T - 1 else 0.0
+                    if l < L - 1:
+                        acc += su[l + 1]**2 * Pi[l + 1, t + 1 if literal else t]
+                    Pi[l, t] = D[l, t] * acc
+            out = sv**2 * _v_erf(Sx[L - 1, T - 1], Sy[L - 1, T - 1 + tau], C[L - 1, T - 1])[0]
+            K[i, j] = out + float((Pi[:, :T] * C).sum())
+    return K
+
+
+def test_two_layer_backward_term_is_same_time_step():
+    """The paper prints Pi^(l+1, t+1) in the backward recursion; a wide network says
+    Pi^(l+1, t), which is what rntk_kernel computes."""
+    rng = np.random.default_rng(11)
+    X = [rng.standard_normal((T, 1)) for T in (2, 4, 3)]
+    hp = dict(sw=[1.0, 1.0], su=[1.0, 1.5], sb=[0.2, 0.2], sh=0.3, sv=1.0)
+    spec = _reference_rntk_erf(X, **hp)
+    literal = _reference_rntk_erf(X, literal=True, **hp)
+    kw = dict(n_layers=2, activation="erf", sigma_w=hp["sw"], sigma_u=hp["su"],
+              sigma_b=hp["sb"], sigma_h=hp["sh"], sigma_v=hp["sv"])
+    np.testing.assert_allclose(rntk_kernel(X, **kw), spec, rtol=1e-9, atol=1e-12)
+    gap = np.linalg.norm(spec - literal) / np.linalg.norm(spec)
+    assert gap > 0.1
+    Ks = []
+    for s in range(3):
+        torch.manual_seed(50 + s)
+        Ks.append(ElmanRNN(1, 2000, **kw).double().ntk(X, seed=s))
+    emp = np.mean(Ks, 0)
+    err_spec = np.linalg.norm(emp - spec) / np.linalg.norm(spec)
+    err_literal = np.linalg.norm(emp - literal) / np.linalg.norm(literal)
+    assert err_spec < 0.05
+    assert err_literal > 2 * err_spec
