@@ -141,3 +141,18 @@ def _expected_failed_checks(estimator):
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_multichannel_3d_input_and_integer_labels():
+    rng = np.random.default_rng(7)
+    n, T = 40, 10
+    y = np.arange(n) % 3
+    t = np.linspace(0, 1, T)
+    X = np.stack([np.stack([np.sin((2 + c) * 3 * t), np.cos((2 + c) * 3 * t)], axis=1)
+                  for c in y]) + 0.2 * rng.standard_normal((n, T, 2))
+    clf = RNNClassifier("gru", hidden_size=16, lr=1e-2, max_epochs=30,
+                        validation_fraction=None, random_state=0).fit(X, y)
+    assert clf.n_channels_in_ == 2 and not hasattr(clf, "n_features_in_")
+    assert clf.decision_function(X).shape == (n, 3)
+    assert clf.score(X, y) > 0.6
+    np.testing.assert_array_equal(clf.predict(list(X)), clf.predict(X))
