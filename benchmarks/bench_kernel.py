@@ -142,6 +142,10 @@ def main(argv=None):
     axes[1].loglog(sizes_t, scal_t[-1] * np.array(sizes_t) / sizes_t[-1], "k:",
                    label="$\\propto T$")
     axes[1].set(xlabel="T (steps)", title=f"Gram K(X, X), N = {n_fixed}")
+    axes[0].set_xticks(sizes_n, [str(k) for k in sizes_n])
+    axes[1].set_xticks(sizes_t, [str(k) for k in sizes_t])
+    axes[1].minorticks_off()
+    axes[0].minorticks_off()
     for ax in axes:
         ax.legend()
         ax.grid(alpha=0.3, which="both")

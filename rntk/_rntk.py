@@ -32,7 +32,10 @@ __all__ = ["rntk_kernel", "rntk_diag"]
 
 ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
 KINDS = ("ntk", "nngp")
-_TILE = 256  # columns per work item: bounds per-thread memory to L * T * _TILE * 16 bytes
+_TILE = 256  # columns per work item
+# below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
+# thread pool costs more than it saves (and much more on a loaded machine)
+_SERIAL_WORK = 100_000
 
 # asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
 # relative error ~2e-16). With the reduction asin(y) = pi/2 - 2 asin(sqrt((1 - y)/2)) above
@@ -403,7 +406,8 @@ def rntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0
     y = x if symmetric else _prepare(ys, t_max, p)
     out = np.zeros((len(xs), len(ys)))
     items = _items(len(xs), len(ys), symmetric)
-    with numba_threads(n_jobs):
+    work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0]
+    with numba_threads(1 if work < _SERIAL_WORK else n_jobs):
         _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), out)
     return out
 
@@ -439,6 +443,6 @@ def rntk_diag(X, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_
     n = len(xs)
     items = np.stack([np.arange(n), np.arange(n), np.arange(1, n + 1)], axis=1).astype(np.int64)
     out = np.zeros((n, 1))
-    with numba_threads(n_jobs):
+    with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs):
         _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
     return out[:, 0]
