@@ -248,6 +248,12 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     return out
 
 
+def _check_n_jobs(n_jobs):
+    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
+                               or isinstance(n_jobs, bool) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
+
+
 @contextmanager
 def numba_threads(n_jobs):
     """Run a block with ``n_jobs`` Numba threads, restoring the previous count after.
@@ -263,12 +269,11 @@ def numba_threads(n_jobs):
     n_threads : int
         The thread count in force inside the block.
     """
+    _check_n_jobs(n_jobs)
     previous = numba.get_num_threads()
     if n_jobs is None:
         yield previous
         return
-    if not isinstance(n_jobs, (int, np.integer)) or isinstance(n_jobs, bool) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
     available = numba.config.NUMBA_NUM_THREADS
     n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
     n = min(n, available)
@@ -279,7 +284,9 @@ def numba_threads(n_jobs):
         numba.set_num_threads(previous)
 
 
-def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind):
+def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
+                  n_jobs=None):
+    _check_n_jobs(n_jobs)
     if isinstance(n_layers, bool) or not isinstance(n_layers, (int, np.integer)):
         raise TypeError(f"n_layers must be an integer, got {n_layers!r}")
     if n_layers < 1:
@@ -396,7 +403,8 @@ def rntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0
     >>> bool(np.allclose(K, K.T))
     True
     """
-    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind)
+    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
+                      n_jobs)
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
@@ -436,7 +444,8 @@ def rntk_diag(X, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_
     >>> bool(np.allclose(rntk_diag(X), np.diag(rntk_kernel(X))))
     True
     """
-    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind)
+    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
+                      n_jobs)
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
     x = _prepare(xs, t_max, p)
