@@ -104,11 +104,13 @@ def _as_list(X):
     return X
 
 
-def _validate_fit_data(est, X, y, regressor):
+def _validate_fit_data(est, X, y, regressor, check_targets=None):
     """Validate training series and targets, setting ``n_channels_in_`` on ``est``.
 
     For a 2-D array input, ``validate_data`` also sets ``n_features_in_`` (and
     ``feature_names_in_``); for other layouts, stale ones are removed.
+    ``check_targets(y, xs)``, if given, replaces the built-in checks of ``y`` (an
+    estimator with its own target layout); it gets ``y`` once its length matches.
     """
     X = _as_list(X)
     if y is None:
@@ -118,21 +120,28 @@ def _validate_fit_data(est, X, y, regressor):
         )
     _check_not_1d(X)
     if _is_2d_array(X):
-        X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
-                             multi_output=regressor, y_numeric=regressor)
+        if check_targets is None:
+            X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                                 multi_output=regressor, y_numeric=regressor)
+        else:
+            X = validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
     else:
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(est, attr):
                 delattr(est, attr)
     xs = as_sequences(X, "X")
-    if regressor:
-        y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
-        if y.ndim not in (1, 2):
-            raise ValueError(f"y must be 1-D or 2-D, got {y.ndim} dimensions")
+    if check_targets is not None:
+        check_consistent_length(xs, y)
+        y = check_targets(y, xs)
     else:
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-    check_consistent_length(xs, y)
+        if regressor:
+            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+            if y.ndim not in (1, 2):
+                raise ValueError(f"y must be 1-D or 2-D, got {y.ndim} dimensions")
+        else:
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+        check_consistent_length(xs, y)
     est.n_channels_in_ = xs[0].shape[1]
     return xs, y
 
@@ -145,15 +154,17 @@ class _PrecomputedSequenceEstimator(BaseEstimator):
     ``kernel="precomputed"``) and, if they have a ``normalize`` parameter, get the
     unit-norm scaling for free. ``_fit_gram`` fits from an already computed Gram
     (used by the CV estimators); ``_predict_columns`` may restrict the training
-    samples a prediction needs (the support vectors of an SVC).
+    samples a prediction needs (the support vectors of an SVC). An estimator with
+    its own target layout passes ``check_targets`` to ``_validate_fit``, and one
+    whose Gram is not ``(n, n)`` adapts it in an override of ``_fit_gram``.
     """
 
     _is_regressor = False
 
     # -- input validation ------------------------------------------------------------
-    def _validate_fit(self, X, y):
+    def _validate_fit(self, X, y, check_targets=None):
         """Validate training data: ``(series, y)``, series not yet scaled."""
-        return _validate_fit_data(self, X, y, self._is_regressor)
+        return _validate_fit_data(self, X, y, self._is_regressor, check_targets)
 
     def _validate_predict(self, X):
         check_is_fitted(self)
@@ -176,10 +187,13 @@ class _PrecomputedSequenceEstimator(BaseEstimator):
         return _unit_norm(xs) if getattr(self, "normalize", False) else xs
 
     # -- fitting and prediction ------------------------------------------------------
-    def _fit_gram(self, xs, K, y):
+    def _fit_gram(self, xs, K, y, sample_weight=None):
         """Fit the inner model on the Gram ``K`` of the prepared sequences ``xs``."""
         inner = self._make_inner()
-        inner.fit(K, y)
+        if sample_weight is None:
+            inner.fit(K, y)
+        else:
+            inner.fit(K, y, sample_weight=sample_weight)
         self.estimator_ = inner
         self.X_fit_ = list(xs)
         self._after_fit()
@@ -201,10 +215,10 @@ class _PrecomputedSequenceEstimator(BaseEstimator):
             K[:, cols] = self._gram(xs, [self.X_fit_[j] for j in cols])
         return K
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, sample_weight=None):
         xs, y = self._validate_fit(X, y)
         xs = self._prepare(xs)
-        return self._fit_gram(xs, self._gram(xs), y)
+        return self._fit_gram(xs, self._gram(xs), y, sample_weight)
 
 
 class _RNTKKernelMixin:

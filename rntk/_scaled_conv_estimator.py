@@ -3,26 +3,24 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import RegressorMixin, _fit_context
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import r2_score
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_consistent_length, check_is_fitted, validate_data
 
-from ._inputs import as_sequences
+from ._estimators import _PrecomputedSequenceEstimator
 from ._scaled_conv import scaled_conv_kernel
 
 __all__ = ["ScaledConvNTKRegressor"]
 
 
-def _array_layout(X):
-    """Validate an array input (not a list of series) with sklearn's checks."""
-    return check_array(X, dtype=np.float64, ensure_all_finite="allow-nan", allow_nd=True,
-                       input_name="X")
+def _valid_steps(lengths, t_max):
+    """Mask of the ``(series, step)`` pairs inside each series, flattened series-major."""
+    return (np.arange(t_max)[None, :] < np.asarray(lengths)[:, None]).ravel()
 
 
-class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
+class ScaledConvNTKRegressor(RegressorMixin, _PrecomputedSequenceEstimator):
     r"""Kernel ridge regression with the NTK of an infinitely wide linear RNN.
 
     Fits what gradient descent on a wide linear RNN (or on the equivalent scaled
@@ -100,6 +98,7 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
     (10, 8)
     """
 
+    _is_regressor = True
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="left")],
         "nu_w": [Interval(Real, 0, None, closed="left")],
@@ -120,37 +119,15 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
         self.output = output
         self.n_jobs = n_jobs
 
-    def _kernel(self, xs, ys):
+    def _gram(self, xs, ys=None):
         return scaled_conv_kernel(xs, ys, nu_w=self.nu_w, nu_f=self.nu_f, nu_c=self.nu_c,
                                   rho=self.rho, output=self.output, n_jobs=self.n_jobs)
 
-    def _sequences(self, X, fitting):
-        if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1:
-            X = list(X)  # an object array of series
-        two_d = hasattr(X, "shape") and len(X.shape) == 2
-        if isinstance(X, (list, tuple)) or not two_d:
-            if fitting:
-                for name in ("n_features_in_", "feature_names_in_"):
-                    self.__dict__.pop(name, None)
-            if not isinstance(X, (list, tuple)):
-                X = _array_layout(X)
-        elif fitting:
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
-        else:  # column names are checked; their number may differ (other lengths)
-            X = validate_data(self, X, reset=False, ensure_2d=False, dtype=np.float64,
-                              ensure_all_finite="allow-nan")
-        xs = as_sequences(X, "X")
-        if not fitting and xs[0].shape[1] != self.n_channels_in_:
-            raise ValueError(
-                f"X has {xs[0].shape[1]} channel(s) per time step, but "
-                f"{type(self).__name__} was fitted on series with {self.n_channels_in_}"
-            )
-        return xs
-
-    def _valid_steps(self, lengths, t_max):
-        return (np.arange(t_max)[None, :] < np.asarray(lengths)[:, None]).ravel()
+    def _make_inner(self):
+        return KernelRidge(alpha=self.alpha, kernel="precomputed")
 
     def _sequence_targets(self, y, xs):
+        """Targets of ``output="sequence"``: the valid steps, flattened series by series."""
         y = check_array(y, dtype=np.float64, ensure_2d=True, allow_nd=True,
                         ensure_all_finite="allow-nan", input_name="y")
         if y.ndim not in (2, 3):
@@ -165,10 +142,34 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
                 f"with output='sequence' y must have one column per time step: the longest "
                 f"series has {t_max} steps but y has {y.shape[1]} columns"
             )
-        flat = y.reshape(y.shape[0] * t_max, -1)[self._valid_steps(lengths, t_max)]
+        flat = y.reshape(y.shape[0] * t_max, -1)[_valid_steps(lengths, t_max)]
         if not np.all(np.isfinite(flat)):
             raise ValueError("y contains NaN or infinite values inside the series' lengths")
-        return flat if y.ndim == 3 else flat[:, 0], lengths
+        return flat if y.ndim == 3 else flat[:, 0]
+
+    def _validate_fit(self, X, y):
+        if self.output == "last":
+            return super()._validate_fit(X, y)
+        return super()._validate_fit(X, y, check_targets=self._sequence_targets)
+
+    def _fit_gram(self, xs, K, y, sample_weight=None):
+        if self.output == "sequence":  # one sample per valid (series, step) pair
+            lengths = [s.shape[0] for s in xs]
+            t_max = K.shape[1]
+            valid = _valid_steps(lengths, t_max)
+            K = K.reshape(len(xs) * t_max, len(xs) * t_max)[np.ix_(valid, valid)]
+            if sample_weight is not None:
+                sw = np.asarray(sample_weight, dtype=np.float64)
+                if sw.shape != (len(xs),):
+                    raise ValueError(f"sample_weight must have shape ({len(xs)},), "
+                                     f"got {sw.shape}")
+                sample_weight = np.repeat(sw, lengths)
+        return super()._fit_gram(xs, K, y, sample_weight)
+
+    def _after_fit(self):
+        # keep the dual coefficients only: the inner model would also hold the Gram
+        self.dual_coef_ = self.estimator_.dual_coef_
+        del self.estimator_
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -190,35 +191,7 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
         self : ScaledConvNTKRegressor
             The fitted estimator.
         """
-        xs = self._sequences(X, fitting=True)
-        if y is None:
-            raise ValueError("requires y to be passed, but the target y is None")
-        check_consistent_length(xs, y)
-        if self.output == "last":
-            y = check_array(y, dtype=np.float64, ensure_2d=False, input_name="y")
-            if y.ndim not in (1, 2):
-                raise ValueError(f"y must have shape (n_samples,) or (n_samples, n_targets); "
-                                 f"got {y.shape}")
-            target = y
-        else:
-            target, lengths = self._sequence_targets(y, xs)
-            if sample_weight is not None:
-                sw = np.asarray(sample_weight, dtype=np.float64)
-                if sw.shape != (len(xs),):
-                    raise ValueError(f"sample_weight must have shape ({len(xs)},), "
-                                     f"got {sw.shape}")
-                sample_weight = np.repeat(sw, lengths)
-        K = self._kernel(xs, None)
-        if self.output == "sequence":
-            t_max = K.shape[1]
-            valid = self._valid_steps([s.shape[0] for s in xs], t_max)
-            K = K.reshape(len(xs) * t_max, len(xs) * t_max)[np.ix_(valid, valid)]
-        krr = KernelRidge(alpha=self.alpha, kernel="precomputed")
-        krr.fit(K, target, sample_weight=sample_weight)
-        self.dual_coef_ = krr.dual_coef_
-        self.X_fit_ = xs
-        self.n_channels_in_ = xs[0].shape[1]
-        return self
+        return self._fit(X, y, sample_weight)
 
     def predict(self, X):
         """Predict with the fitted kernel ridge model.
@@ -236,16 +209,15 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
             ``output="sequence"``, ``T`` the longest test series, NaN past the end of
             shorter ones.
         """
-        check_is_fitted(self)
-        xs = self._sequences(X, fitting=False)
-        K = self._kernel(xs, self.X_fit_)
+        xs = self._validate_predict(X)
+        K = self._gram(xs, self.X_fit_)
         if self.output == "last":
             return K @ self.dual_coef_
         n, t_max, n_fit, t_fit = K.shape
-        valid_fit = self._valid_steps([s.shape[0] for s in self.X_fit_], t_fit)
+        valid_fit = _valid_steps([s.shape[0] for s in self.X_fit_], t_fit)
         pred = K.reshape(n * t_max, n_fit * t_fit)[:, valid_fit] @ self.dual_coef_
         pred = pred.reshape((n, t_max) + self.dual_coef_.shape[1:])
-        pred[~self._valid_steps([s.shape[0] for s in xs], t_max).reshape(n, t_max)] = np.nan
+        pred[~_valid_steps([s.shape[0] for s in xs], t_max).reshape(n, t_max)] = np.nan
         return pred
 
     def score(self, X, y, sample_weight=None):
@@ -272,11 +244,11 @@ class ScaledConvNTKRegressor(RegressorMixin, BaseEstimator):
         """
         if self.output == "last":
             return super().score(X, y, sample_weight=sample_weight)
-        xs = self._sequences(X, fitting=False)
-        target, lengths = self._sequence_targets(y, xs)
+        xs = self._validate_predict(X)
+        target = self._sequence_targets(y, xs)
+        lengths = [s.shape[0] for s in xs]
         pred = self.predict(xs)
-        flat = pred.reshape(len(xs) * pred.shape[1], -1)[
-            self._valid_steps(lengths, pred.shape[1])]
+        flat = pred.reshape(len(xs) * pred.shape[1], -1)[_valid_steps(lengths, pred.shape[1])]
         if sample_weight is not None:
             sample_weight = np.repeat(np.asarray(sample_weight, dtype=np.float64), lengths)
         return r2_score(target, flat if target.ndim == 2 else flat[:, 0],
