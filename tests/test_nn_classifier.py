@@ -98,7 +98,8 @@ def test_padding_layouts_agree_and_short_series_unaffected():
 def test_early_stopping_and_pickle():
     rng = np.random.default_rng(5)
     X, y = _waves(rng, 40)
-    clf = RNNClassifier(hidden_size=8, lr=1e-2, max_epochs=200, patience=2, random_state=0)
+    clf = RNNClassifier(hidden_size=8, lr=1e-2, max_epochs=200, patience=2, min_epochs=0,
+                        random_state=0)
     clf.fit(X, y)
     assert clf.n_epochs_ < 200
     assert clf.n_epochs_ - clf.best_epoch_ == 2
@@ -108,6 +109,45 @@ def test_early_stopping_and_pickle():
     np.testing.assert_array_equal(again.decision_function(X), clf.decision_function(X))
     no_val = clone(clf).set_params(validation_fraction=None, max_epochs=3).fit(X, y)
     assert no_val.n_epochs_ == 3 and no_val.validation_scores_ == []
+
+
+def test_min_epochs_delays_early_stopping():
+    rng = np.random.default_rng(5)
+    X, y = _waves(rng, 40)
+    free = RNNClassifier(hidden_size=8, lr=1e-2, patience=2, min_epochs=0, random_state=0)
+    free.fit(X, y)
+    late = clone(free).set_params(min_epochs=free.n_epochs_ + 5).fit(X, y)
+    assert late.n_epochs_ >= free.n_epochs_ + 5
+    # the same seed gives the same path: the first epochs' scores agree
+    np.testing.assert_allclose(late.validation_scores_[:free.n_epochs_],
+                               free.validation_scores_)
+    assert late.validation_scores_[late.best_epoch_ - 1] == max(late.validation_scores_)
+
+
+@pytest.mark.parametrize("cell", ["ntk", "irnn", "gru"])
+def test_clip_norm_bounds_the_gradient_each_step(cell, monkeypatch):
+    # record the norm of the whole gradient that RMSProp is given at every step
+    norms = []
+    step = torch.optim.RMSprop.step
+
+    def recording_step(self, *args, **kwargs):
+        grads = [p.grad for g in self.param_groups for p in g["params"] if p.grad is not None]
+        norms.append(float(torch.linalg.vector_norm(torch.cat([g.ravel() for g in grads]))))
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.RMSprop, "step", recording_step)
+    rng = np.random.default_rng(8)
+    X, y = _waves(rng, 24, lengths=(30, 40), noise=1.0)
+    X = [5 * x for x in X]  # large inputs: large gradients
+    kw = dict(hidden_size=8, lr=1e-3, max_epochs=3, batch_size=8, random_state=0)
+    RNNClassifier(cell, clip_norm=None, **kw).fit(X, y)
+    unclipped, norms[:] = list(norms), []
+    RNNClassifier(cell, clip_norm=1e-2, **kw).fit(X, y)
+    assert len(norms) == len(unclipped) > 0
+    assert max(norms) <= 1e-2 * (1 + 1e-5)
+    assert min(unclipped) > 1e-2  # the bound was active, so the test can fail
+    with pytest.raises(ValueError, match="clip_norm"):
+        RNNClassifier(cell, clip_norm=0.0).fit(X, y)
 
 
 def test_invalid_input():

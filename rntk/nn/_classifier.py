@@ -1,6 +1,7 @@
 """Trained finite-width RNN classifiers: the RNTK paper's Gaussian, identity and GRU baselines."""
 
 import copy
+import math
 import numbers
 from contextlib import contextmanager
 
@@ -31,6 +32,22 @@ def _torch_threads(n_jobs):
         yield
     finally:
         torch.set_num_threads(old)
+
+
+def _clip_grad_norm(module, max_norm):
+    """Rescale all gradients together to Euclidean norm at most ``max_norm``.
+
+    As ``torch.nn.utils.clip_grad_norm_``, but the norm is summed in float64, so the
+    result does not depend on the number of torch threads (a float32 sum does, in
+    its last bits, and seeded fits would then differ between thread counts).
+    """
+    grads = [p.grad for p in module.parameters() if p.grad is not None]
+    if not grads:
+        return
+    total = math.sqrt(sum(float(torch.sum(g.double() ** 2)) for g in grads))
+    if total > max_norm:
+        for g in grads:
+            g.mul_(max_norm / total)
 
 
 class _TorchRNN(nn.Module):
@@ -80,6 +97,11 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     plateau of accuracy (common on small validation sets) does not stop a network
     that is still learning.
 
+    Two defaults go beyond the paper's description (which names only RMSProp, 200
+    epochs and patience 5), because without them the networks stay at chance on
+    small UCR sets (see Notes): the gradient norm is clipped to ``clip_norm``, and
+    early stopping cannot end training before ``min_epochs`` epochs.
+
     Parameters
     ----------
     cell : {"ntk", "irnn", "gru"}, default="ntk"
@@ -94,12 +116,19 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         Maximum number of passes over the training data.
     patience : int, default=5
         Epochs without a better validation accuracy (or, at equal accuracy, a lower
-        validation loss) before training stops.
+        validation loss) before training stops (not before ``min_epochs``).
     validation_fraction : float or None, default=0.1
         Fraction of the training data held out (stratified when possible) for early
         stopping. ``None`` or 0 trains for ``max_epochs`` on all the data.
     batch_size : int, default=32
         Mini-batch size.
+    min_epochs : int, default=50
+        Early stopping cannot end training before this many epochs (the best epoch
+        is still chosen among all of them). 0 gives the paper's rule as written.
+    clip_norm : float or None, default=1.0
+        Before each step, the gradient of all parameters together is rescaled to
+        at most this Euclidean norm (as ``torch.nn.utils.clip_grad_norm_``). ``None``
+        disables clipping.
     random_state : int, RandomState instance or None, default=None
         Seeds the split, the initialisation and the batch order; with an int, two
         fits give the same model. torch's global generator is left as it was.
@@ -142,6 +171,23 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     trains in float32; predictions use a float64 copy of its weights, so they do not
     depend on how the test series are batched.
 
+    Why ``min_epochs`` and ``clip_norm``: UCR training sets have 20 to a few
+    hundred series, so an epoch is only a few RMSProp steps, and the accuracy on a
+    validation split of 5 to 20 series sits at chance for the first epochs; with
+    patience 5 alone, training stopped at epoch 6 to 7 after some 20 steps, before
+    anything was learnt (GRU and identity RNN on GunPoint). The Gaussian ReLU RNN
+    at ``sigma_w = sqrt 2`` is at the edge of chaos only at infinite width: at width
+    100 over 150 steps its initial outputs range from about 1 to 1e5 between seeds,
+    and without clipping the first gradients wreck the network (GunPoint: 49% test
+    accuracy without clipping, 93% with it, the paper reports 82%). Clipping by norm
+    is the standard remedy for exploding gradients in ReLU RNNs (Pascanu et al.
+    2013; Le et al. 2015 used it for the identity RNN). Note that RMSProp's first
+    steps move every parameter by about ``10 * lr`` whatever the gradient's size
+    (torch's RMSProp has no bias correction), which clipping cannot prevent: the
+    identity RNN, whose recurrent matrix must stay near the identity, diverges for
+    ``lr >= 1e-4`` at width 100 and needs ``lr`` around ``1e-5`` (the smallest
+    value of the paper's grid).
+
     The training loop is written here rather than with skorch: early stopping on
     validation accuracy, restoring the best epoch, variable-length batches and the
     scikit-learn contract (``parametrize_with_checks``) take about a hundred lines,
@@ -170,14 +216,16 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         "patience": [Interval(numbers.Integral, 1, None, closed="left")],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "min_epochs": [Interval(numbers.Integral, 0, None, closed="left")],
+        "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "random_state": ["random_state"],
         "device": [str, torch.device],
         "n_jobs": [numbers.Integral, None],
     }
 
     def __init__(self, cell="ntk", *, hidden_size=100, n_layers=1, lr=1e-3, max_epochs=200,
-                 patience=5, validation_fraction=0.1, batch_size=32, random_state=None,
-                 device="cpu", n_jobs=None):
+                 patience=5, validation_fraction=0.1, batch_size=32, min_epochs=50,
+                 clip_norm=1.0, random_state=None, device="cpu", n_jobs=None):
         self.cell = cell
         self.hidden_size = hidden_size
         self.n_layers = n_layers
@@ -186,6 +234,8 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         self.patience = patience
         self.validation_fraction = validation_fraction
         self.batch_size = batch_size
+        self.min_epochs = min_epochs
+        self.clip_norm = clip_norm
         self.random_state = random_state
         self.device = device
         self.n_jobs = n_jobs
@@ -271,6 +321,8 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
                 optimizer.zero_grad()
                 loss = loss_fn(module([series[j] for j in batch]), targets[batch])
                 loss.backward()
+                if self.clip_norm is not None:
+                    _clip_grad_norm(module, self.clip_norm)
                 optimizer.step()
                 total += float(loss.detach()) * len(batch)
             self.loss_curve_.append(total / len(order))
@@ -287,7 +339,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
                 best_state = copy.deepcopy(module.state_dict())
             else:
                 waited += 1
-                if waited >= self.patience:
+                if waited >= self.patience and epoch >= self.min_epochs:
                     break
         if best_state is not None:
             module.load_state_dict(best_state)
