@@ -229,21 +229,23 @@ def _folds(y, n_splits, seed):
 
 
 # --------------------------------------------------------------------------- kernel CV
-def _fold_scorer():
-    """Accuracy of an SVC on one precomputed fold (the estimators' fast path if present)."""
-    try:
-        from ._estimators import _FastSVC
+# libsvm's own command-line tools stop after 10^7 iterations; scikit-learn's default is no
+# limit, and a nearly constant Gram with a large offset (deep NTK, large sigma_w and sigma_b)
+# can make the solver cycle for ever. A fit that reaches the cap is counted as unconverged.
+_MAX_ITER = 1_000_000
 
-        def score(K_tr, y_tr, K_te, y_te, C):
-            return _FastSVC.score(K_tr, y_tr, K_te, y_te, C, None)
-        return score
-    except ImportError:  # pragma: no cover - the estimators module is part of the package
-        from sklearn.svm import SVC
 
-        def score(K_tr, y_tr, K_te, y_te, C):
-            svc = SVC(kernel="precomputed", C=C).fit(K_tr, y_tr)
-            return float(np.mean(svc.predict(K_te) == y_te))
-        return score
+def _svc_accuracy(K_tr, y_tr, K_te, y_te, C):
+    """Accuracy of ``SVC(kernel="precomputed", C)`` on one fold, and whether it converged."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.svm import SVC
+
+    svc = SVC(kernel="precomputed", C=C, max_iter=_MAX_ITER)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        svc.fit(K_tr, y_tr)
+    unconverged = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return float(np.mean(svc.predict(K_te) == y_te)), unconverged
 
 
 def _select_precomputed(grams, n_settings, y, Cs, splits, progress):
@@ -251,18 +253,21 @@ def _select_precomputed(grams, n_settings, y, Cs, splits, progress):
 
     ``grams`` yields ``(params, K_train)``. Ties are broken by grid order (the first
     best wins, as in GridSearchCV). Returns the best params, C, CV score, the best
-    Gram, the Gram time and the SVM time.
+    Gram, the Gram time, the SVM time and the number of fits that hit the iteration cap.
     """
-    score = _fold_scorer()
     best = (-np.inf, None, None, None)
     gram_time = svm_time = 0.0
+    unconverged = 0
     t = time.perf_counter()
     for done, (params, K) in enumerate(grams, 1):
         gram_time += time.perf_counter() - t
         t = time.perf_counter()
         for C in Cs:
-            accs = [score(K[np.ix_(tr, tr)], y[tr], K[np.ix_(va, tr)], y[va], C)
-                    for tr, va in splits]
+            accs = []
+            for tr, va in splits:
+                acc, bad = _svc_accuracy(K[np.ix_(tr, tr)], y[tr], K[np.ix_(va, tr)], y[va], C)
+                accs.append(acc)
+                unconverged += bad
             mean = float(np.mean(accs))
             if mean > best[0]:
                 best = (mean, params, C, K)
@@ -270,7 +275,7 @@ def _select_precomputed(grams, n_settings, y, Cs, splits, progress):
         progress.update(done, n_settings)
         t = time.perf_counter()
     mean, params, C, K = best
-    return params, C, mean, K, gram_time, svm_time
+    return params, C, mean, K, gram_time, svm_time, unconverged
 
 
 def _kernel_grams(method, data, grid, n_jobs):
@@ -347,10 +352,13 @@ def _run_kernel(method, data, protocol, splits, n_jobs, progress):
             return _run_rntk_estimator(est_cls, data, protocol, splits, n_jobs, progress)
     grid = P.get(method)
     settings, grams, test_gram = _kernel_grams(method, data, grid, n_jobs)
-    params, C, cv_score, K, gram_time, svm_time = _select_precomputed(
+    params, C, cv_score, K, gram_time, svm_time, unconverged = _select_precomputed(
         grams, len(settings), data.y_train, P["C"], splits, progress)
     t = time.perf_counter()
-    svc = SVC(kernel="precomputed", C=C).fit(K, data.y_train)
+    svc = SVC(kernel="precomputed", C=C, max_iter=_MAX_ITER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(K, data.y_train)
     fit_time = svm_time + time.perf_counter() - t
     t = time.perf_counter()
     K_test = test_gram(params)
@@ -366,6 +374,7 @@ def _run_kernel(method, data, protocol, splits, n_jobs, progress):
         "fit_time": fit_time,
         "predict_time": predict_time,
         "engine": "precomputed-kernel CV",
+        "unconverged_fits": int(unconverged),
     }
 
 
