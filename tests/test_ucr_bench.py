@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rntk._metrics import friedman_ranks, summary_metrics
-from rntk._ucr_cli import _Data, _folds, _Progress, _run_kernel, main
+from rntk._ucr_cli import _Data, _folds, _Progress, _run_kernel, main, run_benchmark
 
 TABLE2 = Path(__file__).resolve().parent.parent / "benchmarks" / "rntk_paper_table2.csv"
 
@@ -150,6 +150,15 @@ def test_fast_protocol_smoke_run(tmp_path, monkeypatch, capsys):
     with open(out / "results.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [float(r["accuracy"]) for r in rows if r["dataset"] == "Coffee"] == [12.3]
+
+
+def test_report_only_computes_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("RNTK_DATA", raising=False)
+    rows = run_benchmark(["GunPoint"], ["rbf"], protocol="fast", out=tmp_path,
+                         report_only=True, quiet=True)
+    assert rows == [] and not (tmp_path / "results.csv").exists()
+    with pytest.raises(ValueError, match="unknown method"):
+        run_benchmark(["GunPoint"], ["svm"], out=tmp_path, quiet=True)
 
 
 def test_cli_list_and_errors(monkeypatch, capsys):
