@@ -38,8 +38,8 @@ GunPoint 49 / 55 / 49, Coffee 46 / 54 / 54, Trace 17 / 43 / 41 (ntk / irnn / gru
 near chance on three of four datasets (means 45.4 / 54.0 / 53.5). The new
 learning-rate grid and batch size alone do not explain the change: with
 ``--clip-norm 0 --min-epochs 0`` and the new defaults otherwise, GunPoint gives 49 /
-57 / 47 and ECG200 69 / 64 / 70. Without clipping, the Gaussian ReLU RNN (``sigma_w
-= sqrt 2``: at the edge of chaos only at infinite width) has initial outputs of 1 to
+57 / 47 and ECG200 69 / 64 / 70. Without clipping, the Gaussian ReLU RNN
+(``sigma_w = sqrt 2``: at the edge of chaos only at infinite width) has initial outputs of 1 to
 1e5 at width 100 over 150 steps, and training never leaves chance; without the grace
 period, the validation accuracy on 6-20 series sits at chance for the first few
 epochs (a few RMSProp steps each) and patience 5 stopped training at epoch 6.
