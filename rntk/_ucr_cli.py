@@ -843,7 +843,7 @@ def _plot(methods, datasets, by, path):
     ax.set_ylim(lo, 101)
     ax.set_xlabel("paper's Table 2 test accuracy (%)")
     ax.set_ylabel("our test accuracy (%)")
-    ax.set_title("UCR: our accuracy vs the RNTK paper (one point per dataset)")
+    ax.set_title("UCR, one point per dataset", fontsize=11)
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
