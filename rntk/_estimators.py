@@ -523,6 +523,11 @@ RNTKRegressor.__doc__ = RNTKRegressor.__doc__.replace("{kernel_doc}", _KERNEL_DO
 # ---------------------------------------------------------------------------------------
 # fast fold scores on slices of one Gram
 # ---------------------------------------------------------------------------------------
+# libsvm's own tools stop after 10^7 iterations; without a cap a nearly constant Gram with a
+# large offset can make the solver cycle for ever inside a grid search
+_SVM_MAX_ITER = 10_000_000
+
+
 class _FastSVC:
     """Accuracy of an SVC fit on a precomputed fold, without SVC's per-call overhead.
 
@@ -540,7 +545,7 @@ class _FastSVC:
                 return cls._score_libsvm(K_train, y_train, K_test, y_test, C, class_weight)
             except TypeError:  # pragma: no cover - private API changed
                 cls.usable = False
-        svc = SVC(kernel="precomputed", C=C, class_weight=class_weight)
+        svc = SVC(kernel="precomputed", C=C, class_weight=class_weight, max_iter=_SVM_MAX_ITER)
         svc.fit(K_train, y_train)
         return float(np.mean(svc.predict(K_test) == y_test))
 
@@ -553,12 +558,14 @@ class _FastSVC:
                 f"The number of classes has to be greater than one; got {len(classes)} class"
             )
         y_enc = np.asarray(y_enc, dtype=np.float64, order="C")
+        K_train = np.ascontiguousarray(K_train, dtype=np.float64)
+        K_test = np.ascontiguousarray(K_test, dtype=np.float64)
         _libsvm.set_verbosity_wrap(0)
         support, sv, n_support, dual, intercept, prob_a, prob_b, _, _ = _libsvm.fit(
             K_train, y_enc, svm_type=0, sample_weight=np.empty(0), class_weight=weights,
             kernel="precomputed", C=float(C), nu=0.5, probability=False, degree=3,
             shrinking=True, tol=1e-3, cache_size=200, coef0=0.0, gamma=1.0, epsilon=0.1,
-            max_iter=-1, random_seed=0)
+            max_iter=_SVM_MAX_ITER, random_seed=0)
         pred = _libsvm.predict(
             K_test, support, sv, n_support, dual, intercept, prob_a, prob_b, svm_type=0,
             kernel="precomputed", degree=3, coef0=0.0, gamma=1.0, cache_size=200)

@@ -51,6 +51,7 @@ import numpy as np
 from ._inputs import as_sequences
 from ._metrics import summary_metrics
 from ._mlp_ntk import _mlp_ntk_depths, mlp_ntk_kernel
+from ._paper import PAPER_C, PAPER_GRID
 from ._rntk import rntk_kernel
 from .datasets import list_ucr, load_ucr
 
@@ -64,17 +65,11 @@ PAPER_COLUMNS = {"rntk": "RNTK", "ntk": "NTK", "rbf": "RBF", "poly": "POLY",
                  "rnn": "GaussianRNN", "irnn": "IdentityRNN", "gru": "GRU"}
 _RNN_CELL = {"rnn": "ntk", "irnn": "irnn", "gru": "gru"}
 
-PAPER_C = [0.01, 0.1, 1.0, 10.0, 100.0]
 PROTOCOLS = {
     "paper": {
         "cv": 10,
         "C": PAPER_C,
-        "rntk": {
-            "sigma_w": [1.34, 1.35, 1.36, 1.37, 1.38, 1.39, 1.40, 1.41, 1.42, math.sqrt(2),
-                        1.43, 1.44, 1.45, 1.46, 1.47],
-            "sigma_b": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0, 2.0],
-            "sigma_h": [0.0, 0.01, 0.1, 0.5, 1.0],
-        },
+        "rntk": {k: PAPER_GRID[k] for k in ("sigma_w", "sigma_b", "sigma_h")},
         "ntk": {"n_layers": list(range(1, 11)),
                 "sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
                 "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0]},
