@@ -11,10 +11,12 @@ import numbers
 import time
 import warnings
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from scipy import linalg
 from scipy.stats import rankdata
 from sklearn.base import (
@@ -673,26 +675,38 @@ class _BaseKernelSearchCV(BaseEstimator):
         report_every = max(1, n_settings // 10) if self.verbose == 1 else 1
         # the fold fits are small: one BLAS thread is faster and does not oversubscribe
         blas = threadpool_limits(1, user_api="blas") if len(raw) < 2000 else nullcontext()
-        with blas:
+        # libsvm and the small solves release the GIL: the fold fits run on n_jobs threads
+        n_workers = effective_n_jobs(self.n_jobs) if scorer is None else 1
+        pool = ThreadPoolExecutor(n_workers) if n_workers > 1 else None
+        with blas, (pool if pool is not None else nullcontext()):
             for s, idxs in enumerate(groups_by_kernel.values()):
                 est = clone(base).set_params(**candidates[idxs[0]])
                 t0 = time.perf_counter()
                 xs_k = est._prepare(raw)
                 K = est._gram(xs_k)
                 t_kernel = time.perf_counter() - t0
+                t1 = time.perf_counter()
+                tasks = [(i, f) for i in idxs for f in range(n_splits)]
+                ests = {i: clone(base).set_params(**candidates[i]) for i in idxs}
+
+                def fold(task, K=K):
+                    i, f = task
+                    train, test = splits[f]
+                    try:
+                        return self._fold_score(ests[i], K, y, train, test, scorer), None
+                    except Exception as exc:
+                        if self.error_score == "raise":
+                            raise
+                        return self.error_score, f"{type(exc).__name__}: {exc}"
+
+                results = pool.map(fold, tasks) if pool is not None else map(fold, tasks)
+                for (i, f), (score, failure) in zip(tasks, results):
+                    scores[i, f] = score
+                    if failure is not None:
+                        failures.append(failure)
+                fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
+                kernel_time[idxs] = t_kernel
                 for i in idxs:
-                    est_i = clone(base).set_params(**candidates[i])
-                    t1 = time.perf_counter()
-                    for f, (train, test) in enumerate(splits):
-                        try:
-                            scores[i, f] = self._fold_score(est_i, K, y, train, test, scorer)
-                        except Exception as exc:
-                            if self.error_score == "raise":
-                                raise
-                            scores[i, f] = self.error_score
-                            failures.append(f"{type(exc).__name__}: {exc}")
-                    fit_time[i] = (time.perf_counter() - t1) / n_splits
-                    kernel_time[i] = t_kernel
                     mean = np.mean(scores[i])
                     m = -np.inf if np.isnan(mean) else mean
                     if best_i is None or m > best_mean or (m == best_mean and i < best_i):
@@ -799,7 +813,9 @@ _SEARCH_DOC = """param_grid : dict or list of dict, default=None
 _SEARCH_DOC_TAIL = """refit : bool, default=True
         Refit the best candidate on the whole training set (reusing its Gram).
     n_jobs : int, default=None
-        Numba threads for each kernel evaluation.
+        Numba threads for each kernel evaluation, and threads for the fold fits
+        (libsvm and the ridge solves release the GIL; ``None`` means one, ``-1`` all
+        cores).
     verbose : int, default=0
         ``1``: progress about every 10% of the kernel settings (settings done /
         total, elapsed time, ETA, best score so far); ``2``: after every setting.

@@ -226,6 +226,22 @@ def test_classifier_cv_equals_gridsearchcv(rng):
     np.testing.assert_array_equal(fast.classes_, [0, 1])
 
 
+@pytest.mark.parametrize("cls, target", [(RNTKClassifierCV, "class"), (RNTKRegressorCV, "real")])
+def test_cv_fold_fits_on_threads_give_the_same_search(rng, cls, target):
+    X, y = _waves(rng, n_per_class=9, noise=0.6)
+    if target == "real":
+        y = np.array([x[-1] for x in X], dtype=float)
+        grid = {"sigma_b": [0.0, 1.0], "alpha": [0.01, 1.0]}
+    else:
+        grid = {"sigma_b": [0.0, 1.0], "C": [0.01, 1.0, 100.0]}
+    one = cls(grid, cv=3, n_jobs=1).fit(X, y)
+    two = cls(grid, cv=3, n_jobs=2).fit(X, y)
+    for f in range(3):
+        key = f"split{f}_test_score"
+        np.testing.assert_allclose(two.cv_results_[key], one.cv_results_[key], rtol=1e-10)
+    assert two.best_params_ == one.best_params_
+
+
 def test_classifier_cv_default_folds_and_scoring(rng):
     X, y = _waves(rng, n_per_class=6, noise=0.8)
     grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
