@@ -27,7 +27,7 @@ from sklearn.base import (
     _fit_context,
     clone,
 )
-from sklearn.exceptions import FitFailedWarning
+from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import ParameterGrid, check_cv
@@ -542,17 +542,26 @@ class _FastSVC:
 
     @classmethod
     def score(cls, K_train, y_train, K_test, y_test, C, class_weight):
+        return cls.fold(K_train, y_train, K_test, y_test, C, class_weight)[0]
+
+    @classmethod
+    def fold(cls, K_train, y_train, K_test, y_test, C, class_weight=None,
+             max_iter=_SVM_MAX_ITER):
+        """Return ``(accuracy, converged)`` of one fold."""
         if cls.usable:
             try:
-                return cls._score_libsvm(K_train, y_train, K_test, y_test, C, class_weight)
+                return cls._fold_libsvm(K_train, y_train, K_test, y_test, C, class_weight,
+                                        max_iter)
             except TypeError:  # pragma: no cover - private API changed
                 cls.usable = False
-        svc = SVC(kernel="precomputed", C=C, class_weight=class_weight, max_iter=_SVM_MAX_ITER)
-        svc.fit(K_train, y_train)
-        return float(np.mean(svc.predict(K_test) == y_test))
+        svc = SVC(kernel="precomputed", C=C, class_weight=class_weight, max_iter=max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svc.fit(K_train, y_train)
+        return float(np.mean(svc.predict(K_test) == y_test)), svc.fit_status_ == 0
 
     @staticmethod
-    def _score_libsvm(K_train, y_train, K_test, y_test, C, class_weight):
+    def _fold_libsvm(K_train, y_train, K_test, y_test, C, class_weight, max_iter):
         classes, y_enc = np.unique(y_train, return_inverse=True)
         weights = compute_class_weight(class_weight, classes=classes, y=y_train)
         if len(classes) < 2:
@@ -563,15 +572,15 @@ class _FastSVC:
         K_train = np.ascontiguousarray(K_train, dtype=np.float64)
         K_test = np.ascontiguousarray(K_test, dtype=np.float64)
         _libsvm.set_verbosity_wrap(0)
-        support, sv, n_support, dual, intercept, prob_a, prob_b, _, _ = _libsvm.fit(
+        support, sv, n_support, dual, intercept, prob_a, prob_b, status, _ = _libsvm.fit(
             K_train, y_enc, svm_type=0, sample_weight=np.empty(0), class_weight=weights,
             kernel="precomputed", C=float(C), nu=0.5, probability=False, degree=3,
             shrinking=True, tol=1e-3, cache_size=200, coef0=0.0, gamma=1.0, epsilon=0.1,
-            max_iter=_SVM_MAX_ITER, random_seed=0)
+            max_iter=max_iter, random_seed=0)
         pred = _libsvm.predict(
             K_test, support, sv, n_support, dual, intercept, prob_a, prob_b, svm_type=0,
             kernel="precomputed", degree=3, coef0=0.0, gamma=1.0, cache_size=200)
-        return float(np.mean(classes[pred.astype(np.intp)] == y_test))
+        return float(np.mean(classes[pred.astype(np.intp)] == y_test)), status == 0
 
 
 def _kernel_ridge_score(K_train, y_train, K_test, y_test, alpha):

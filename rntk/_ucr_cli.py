@@ -231,16 +231,11 @@ _MAX_ITER = 1_000_000
 
 
 def _svc_accuracy(K_tr, y_tr, K_te, y_te, C):
-    """Accuracy of ``SVC(kernel="precomputed", C)`` on one fold, and whether it converged."""
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.svm import SVC
+    """Accuracy of ``SVC(kernel="precomputed", C)`` on one fold, and whether it hit the cap."""
+    from ._estimators import _FastSVC
 
-    svc = SVC(kernel="precomputed", C=C, max_iter=_MAX_ITER)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        svc.fit(K_tr, y_tr)
-    unconverged = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return float(np.mean(svc.predict(K_te) == y_te)), unconverged
+    acc, converged = _FastSVC.fold(K_tr, y_tr, K_te, y_te, C, max_iter=_MAX_ITER)
+    return acc, not converged
 
 
 def _select_precomputed(grams, n_settings, y, Cs, splits, progress):

@@ -354,3 +354,16 @@ def test_pipeline_example_quick(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {"cv_results.csv", "summary.json",
                                                     "cv_accuracy.png"}
     assert summary["gridsearch_test_accuracy"] > 0.85
+
+
+def test_fast_svc_reports_the_iteration_cap(rng, monkeypatch):
+    X = rng.normal(size=(60, 5))
+    K = X @ X.T + 30.0
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
+    tr, te = np.arange(50), np.arange(50, 60)
+    args = (K[np.ix_(tr, tr)], y[tr], K[np.ix_(te, tr)], y[te], 10.0)
+    capped, full = _FastSVC.fold(*args, max_iter=1), _FastSVC.fold(*args)
+    assert capped[1] is False and full[1] is True
+    monkeypatch.setattr(_FastSVC, "usable", False)  # the SVC fallback agrees
+    assert _FastSVC.fold(*args, max_iter=1) == capped
+    assert _FastSVC.fold(*args) == full
