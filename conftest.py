@@ -6,5 +6,3 @@ collect_ignore = ["setup.py"]
 if importlib.util.find_spec("torch") is None:
     # the finite-width models need the optional torch extra
     collect_ignore.append("rntk/nn")
-if importlib.util.find_spec("matplotlib") is None:
-    collect_ignore.append("rntk/plotting.py")

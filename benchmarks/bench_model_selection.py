@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 
 from rntk import RNTKClassifier, RNTKClassifierCV
-from rntk._paper import PAPER_C, PAPER_GRID
+from rntk._model_selection import PAPER_C, PAPER_GRID
 from rntk.datasets import load_ucr
 
 GRIDS = {

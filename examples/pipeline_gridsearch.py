@@ -30,7 +30,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from rntk import RNTKClassifier, RNTKClassifierCV
-from rntk._paper import paper_accuracy
+from rntk.benchmarking import paper_accuracy
 from rntk.datasets import load_ucr
 
 

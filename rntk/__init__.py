@@ -5,13 +5,23 @@ and of different lengths, with scikit-learn estimators built on them.
 """
 
 from . import datasets
-from ._estimators import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV
-from ._kernels import RNTK
-from ._mlp_ntk import mlp_ntk_kernel
-from ._rntk import rntk_diag, rntk_kernel
-from ._scaled_conv import scaled_conv_kernel, scaled_conv_rho
-from ._scaled_conv_estimator import ScaledConvNTKRegressor
-from ._sensitivity import mean_sensitivity, sensitivity
+from ._estimators import (
+    RNTKClassifier,
+    RNTKClassifierCV,
+    RNTKRegressor,
+    RNTKRegressorCV,
+    ScaledConvNTKRegressor,
+)
+from ._kernels import (
+    RNTK,
+    mean_sensitivity,
+    mlp_ntk_kernel,
+    rntk_diag,
+    rntk_kernel,
+    scaled_conv_kernel,
+    scaled_conv_rho,
+    sensitivity,
+)
 
 __version__ = "0.1.0"
 

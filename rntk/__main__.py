@@ -15,7 +15,8 @@ import numpy as np
 
 from . import __version__
 from ._estimators import RNTKClassifierCV
-from ._paper import CITATION, PAPER_C, PAPER_GRID, paper_accuracy
+from ._model_selection import PAPER_C, PAPER_GRID
+from .benchmarking.published_results import CITATION, paper_accuracy
 from .datasets import load_ucr
 
 QUICK_GRID = {"sigma_w": [1.4, 2**0.5], "sigma_b": [0.0, 0.5, 1.0], "sigma_h": [0.0],

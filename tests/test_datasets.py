@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rntk._inputs import as_sequences
+from rntk._utils import as_sequences
 from rntk.datasets import BUNDLED_DATASETS, list_ucr, load_ts, load_ucr, read_tsv
 
 

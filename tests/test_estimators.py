@@ -20,7 +20,8 @@ from rntk import (
     RNTKRegressorCV,
     rntk_kernel,
 )
-from rntk._estimators import _FastSVC, _kernel_ridge_score
+from rntk._model_selection import FastSVC as _FastSVC
+from rntk._model_selection import kernel_ridge_score as _kernel_ridge_score
 
 
 def _waves(rng, n_per_class=8, lengths=(12, 16), noise=0.2, n_classes=2):

@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rntk._metrics import friedman_ranks, summary_metrics
-from rntk._ucr_cli import _Data, _folds, _Progress, _run_kernel, main, run_benchmark
+from rntk.benchmarking import friedman_ranks, run_benchmark, summary_metrics
+from rntk.benchmarking._cli import main
+from rntk.benchmarking._ucr import _Data, _folds, _Progress, _run_kernel
 
-TABLE2 = Path(__file__).resolve().parent.parent / "benchmarks" / "rntk_paper_table2.csv"
+TABLE2 = (Path(__file__).resolve().parent.parent / "rntk" / "benchmarking" / "data"
+          / "rntk_paper_table2.csv")
 
 
 # --------------------------------------------------------------------------- metrics
@@ -83,7 +85,7 @@ def test_precomputed_cv_matches_gridsearchcv(monkeypatch):
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
-    import rntk._ucr_cli as cli
+    import rntk.benchmarking._ucr as cli
 
     monkeypatch.delenv("RNTK_DATA", raising=False)
     monkeypatch.setitem(cli.PROTOCOLS, "tiny", {"cv": 4, "C": [0.1, 10.0],

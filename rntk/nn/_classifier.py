@@ -12,12 +12,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-from .._estimators import _as_list, _check_not_1d, _is_2d_array, _validate_fit_data
-from .._inputs import as_sequences
+from .._utils import validate_fit_data, validate_predict_data
 from ._elman import ElmanRNN
 
 __all__ = ["RNNClassifier"]
@@ -295,7 +293,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
             return self._fit(X, y)
 
     def _fit(self, X, y):
-        xs, y = _validate_fit_data(self, X, y, regressor=False)
+        xs, y = validate_fit_data(self, X, y, regressor=False)
         self.classes_, y_enc = np.unique(y, return_inverse=True)
         rs = check_random_state(self.random_state)
         train, val = self._split(len(xs), y_enc, rs)
@@ -352,19 +350,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _validate_predict(self, X):
-        check_is_fitted(self)
-        X = _as_list(X)
-        _check_not_1d(X)
-        if _is_2d_array(X):
-            X = validate_data(self, X, reset=False, ensure_2d=False, dtype=np.float64,
-                              ensure_all_finite="allow-nan")
-        xs = as_sequences(X, "X")
-        if xs[0].shape[1] != self.n_channels_in_:
-            raise ValueError(
-                f"X has {xs[0].shape[1]} channel(s) per time step, but RNNClassifier was "
-                f"fitted on series with {self.n_channels_in_} channel(s)"
-            )
-        return self._tensors(xs, torch.float64)
+        return self._tensors(validate_predict_data(self, X), torch.float64)
 
     def _predict_logits(self, X):
         """Return float64 outputs (from a float64 copy of the weights), batch-independent."""

@@ -1,13 +1,13 @@
 """Elman RNN in the NTK parameterisation of Alemohammad et al., eq. (5)-(6)."""
 
 import math
-import numbers
 
 import numpy as np
 import torch
 from torch import nn
 
-from .._inputs import check_nonnegative
+from .._kernels._params import RNTK_DEFAULTS as _D
+from .._utils import check_int, check_nonnegative
 
 __all__ = ["ElmanRNN"]
 
@@ -17,12 +17,6 @@ _ACTIVATIONS = {
     "tanh": torch.tanh,
     "linear": lambda x: x,
 }
-
-
-def _check_int(value, name, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _trailing_nan_lengths(x, name):
@@ -192,14 +186,15 @@ class ElmanRNN(nn.Module):
     torch.Size([2, 1])
     """
 
-    def __init__(self, n_in, hidden_size, n_out=1, n_layers=1, activation="relu", *,
-                 sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0, sigma_v=1.0,
-                 tied=True, max_length=None):
+    def __init__(self, n_in, hidden_size, n_out=1, n_layers=_D["n_layers"],
+                 activation=_D["activation"], *, sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], tied=True,
+                 max_length=None):
         super().__init__()
-        self.n_in = _check_int(n_in, "n_in")
-        self.hidden_size = _check_int(hidden_size, "hidden_size")
-        self.n_out = _check_int(n_out, "n_out")
-        self.n_layers = _check_int(n_layers, "n_layers")
+        self.n_in = check_int(n_in, "n_in")
+        self.hidden_size = check_int(hidden_size, "hidden_size")
+        self.n_out = check_int(n_out, "n_out")
+        self.n_layers = check_int(n_layers, "n_layers")
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, "
                              f"got {activation!r}")
@@ -213,11 +208,11 @@ class ElmanRNN(nn.Module):
         self.tied = bool(tied)
         if self.tied:
             if max_length is not None:
-                max_length = _check_int(max_length, "max_length")
+                max_length = check_int(max_length, "max_length")
         else:
             if max_length is None:
                 raise ValueError("an untied network (tied=False) needs max_length")
-            max_length = _check_int(max_length, "max_length")
+            max_length = check_int(max_length, "max_length")
         self.max_length = max_length
         n = self.hidden_size
         lead = () if self.tied else (max_length,)

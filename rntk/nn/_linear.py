@@ -16,15 +16,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._scaled_conv import _check_rho
+from .._kernels._scaled_conv import _check_rho
+from .._utils import check_int
 
 __all__ = ["LinearRNN", "ScaledConv1d", "impulse_response"]
-
-
-def _check_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_var(value, name):
@@ -105,9 +100,9 @@ class LinearRNN(nn.Module):
 
     def __init__(self, n_in, n_out, hidden_size, nu_w=0.3, nu_f=1.0, nu_c=1.0, *, dtype=None):
         super().__init__()
-        self.n_in = _check_int(n_in, "n_in")
-        self.n_out = _check_int(n_out, "n_out")
-        self.hidden_size = _check_int(hidden_size, "hidden_size")
+        self.n_in = check_int(n_in, "n_in")
+        self.n_out = check_int(n_out, "n_out")
+        self.hidden_size = check_int(hidden_size, "hidden_size")
         self.nu_w = _check_var(nu_w, "nu_w")
         self.nu_f = _check_var(nu_f, "nu_f")
         self.nu_c = _check_var(nu_c, "nu_c")
@@ -230,9 +225,9 @@ class ScaledConv1d(nn.Module):
 
     def __init__(self, n_in, n_out, T, rho=None, *, dtype=None):
         super().__init__()
-        self.n_in = _check_int(n_in, "n_in")
-        self.n_out = _check_int(n_out, "n_out")
-        self.T = _check_int(T, "T")
+        self.n_in = check_int(n_in, "n_in")
+        self.n_out = check_int(n_out, "n_out")
+        self.T = check_int(T, "T")
         taps = np.ones(self.T) if rho is None else _check_rho(rho, self.T)
         if rho is not None and len(rho) != self.T:
             raise ValueError(f"rho must have T={self.T} values, got {len(rho)}")
@@ -339,9 +334,9 @@ def impulse_response(model, T=None):
         if isinstance(model, LinearRNN):
             if T is None:
                 raise ValueError("impulse_response of a LinearRNN needs T (the number of lags)")
-            return model._impulse(_check_int(T, "T")).double().numpy()
+            return model._impulse(check_int(T, "T")).double().numpy()
         if isinstance(model, ScaledConv1d):
-            T = model.T if T is None else _check_int(T, "T")
+            T = model.T if T is None else check_int(T, "T")
             taps = (model.rho.double().sqrt()[:, None, None] * model.theta.double()).numpy()
             full = np.zeros((T, model.n_out, model.n_in))
             k = min(T, model.T)

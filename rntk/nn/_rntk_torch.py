@@ -25,10 +25,11 @@ import warnings
 import numpy as np
 import torch
 
-from .._inputs import as_sequences, check_nonnegative
-from .._rntk import _check_params
+from .._kernels._params import RNTK_DEFAULTS as _D
+from .._kernels._rntk import _check_params
+from .._utils import as_sequences, check_nonnegative
 
-__all__ = ["rntk_kernel_torch"]
+__all__ = ["rntk_kernel_torch", "rntk_gram_log_gradient"]
 
 _HYPER = ("sigma_w", "sigma_u", "sigma_b", "sigma_h", "sigma_v")
 _PER_LAYER = ("sigma_w", "sigma_u", "sigma_b")
@@ -51,7 +52,7 @@ def _first_tensor(*objs):
 def _as_tensor_sequences(X, name, dtype, device):
     """List of ``(T_i, m)`` tensors; keeps the autograd graph of tensor inputs.
 
-    Validation (and trailing-NaN trimming) is that of :func:`rntk._inputs.as_sequences`,
+    Validation (and trailing-NaN trimming) is that of :func:`rntk._utils.as_sequences`,
     run on a detached copy; tensors are then sliced to the lengths it found.
     """
     if isinstance(X, torch.Tensor):
@@ -272,9 +273,10 @@ def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device):
     return p, (xdata, xstart, xself), (ydata, ystart, _self_variances(ydata, ystart, p))
 
 
-def rntk_kernel_torch(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
-                      sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", device=None,
-                      dtype=None):
+def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                      sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                      sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
+                      device=None, dtype=None, paired=False):
     r"""RNTK (or RNN-NNGP) Gram matrix in PyTorch, differentiable end to end.
 
     The same kernel as :func:`rntk.rntk_kernel`, computed with tensor operations:
@@ -308,10 +310,13 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sig
     dtype : torch.dtype, default=None
         ``torch.float64`` or ``torch.float32``; by default the dtype of the first
         floating tensor argument, else ``torch.float64``.
+    paired : bool, default=False
+        Return only ``Theta(X[k], Y[k])`` for every ``k`` (distinct samples, X and Y
+        of the same size): a vector, in ``O(n)`` pairs instead of ``O(n^2)``.
 
     Returns
     -------
-    K : torch.Tensor of shape (n_X, n_Y)
+    K : torch.Tensor of shape (n_X, n_Y), or (n_X,) when ``paired``
         The Gram matrix, on ``device``, with an autograd graph when any input or
         hyperparameter requires gradients.
 
@@ -343,7 +348,16 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sig
     """
     hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
                  sigma_v=sigma_v)
+    if paired and Y is None:
+        raise ValueError("paired=True needs a second set Y of the same size as X")
     p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device)
+    if paired:
+        if xa[0].shape[1] != ya[0].shape[1]:
+            raise ValueError(
+                f"X and Y must hold as many series for a paired kernel; got "
+                f"{xa[0].shape[1]} and {ya[0].shape[1]}"
+            )
+        return _engine(*xa, *ya, None, p, outer=False)
     same = None
     if Y is None:
         n = xa[0].shape[1]
@@ -354,30 +368,35 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sig
     return K
 
 
-def _paired_kernel_torch(X, Y, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
-                         sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", device=None,
-                         dtype=None):
-    """``Theta(X[k], Y[k])`` for every k (distinct samples): a tensor of shape (n,)."""
-    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
-                 sigma_v=sigma_v)
-    p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device)
-    if xa[0].shape[1] != ya[0].shape[1]:
-        raise ValueError(
-            f"X and Y must hold as many series for a paired kernel; got {xa[0].shape[1]} "
-            f"and {ya[0].shape[1]}"
-        )
-    return _engine(*xa, *ya, None, p, outer=False)
+def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                           sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
+                           sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                           activation=_D["activation"], kind=_D["kind"], n_jobs=None):
+    """Exact gradient of the RNTK Gram in the log of its scales, by forward-mode autograd.
 
+    The gradient a Gaussian process needs (:class:`rntk.RNTK` uses it for
+    ``eval_gradient``), computed in float64 on the CPU.
 
-def _gram_log_gradient(X, free, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
-                       sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", n_jobs=None):
-    """Exact ``d K(X, X) / d log(sigma)`` by forward-mode autograd, float64, CPU.
+    Parameters
+    ----------
+    X : array-like or list of arrays
+        Sequences, in any layout of :func:`rntk.rntk_kernel`.
+    free : sequence of str
+        The hyperparameter of each entry of the log-parameter vector, as in
+        scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one
+        value shared by all layers) or ``n_layers`` times (one entry per layer, in
+        layer order).
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+        As in :func:`rntk.rntk_kernel`.
+    n_jobs : int, default=None
+        Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
 
-    ``free`` names the hyperparameter of each entry of the log-parameter vector, as in
-    scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one value
-    shared by all layers) or ``n_layers`` times (one entry per layer, in layer order).
-    Returns ``(K, dK)`` with ``dK`` of shape ``(n, n, len(free))``. ``n_jobs`` is
-    accepted for signature compatibility.
+    Returns
+    -------
+    K : ndarray of shape (n, n)
+        ``K(X, X)``.
+    dK : ndarray of shape (n, n, len(free))
+        ``d K / d log(sigma)`` for each entry of ``free``.
     """
     dtype, device = torch.float64, torch.device("cpu")
     hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,

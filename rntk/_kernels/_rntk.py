@@ -20,18 +20,24 @@ paired with itself.
 """
 
 import math
-from contextlib import contextmanager
 
-import numba
 import numpy as np
 from numba import njit, prange
 
-from ._inputs import as_sequences, check_nonnegative, check_same_channels, pack_end_aligned
+from .._utils import (
+    JIT_OPTIONS,
+    as_sequences,
+    check_n_jobs,
+    check_nonnegative,
+    check_same_channels,
+    numba_threads,
+    pack_end_aligned,
+)
+from ._params import ACTIVATIONS, KINDS, RNTK_DEFAULTS
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
-ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
-KINDS = ("ntk", "nngp")
+_D = RNTK_DEFAULTS
 _TILE = 256  # columns per work item
 # below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
 # thread pool costs more than it saves (and much more on a loaded machine)
@@ -45,10 +51,9 @@ _ASIN_POLY = np.array([
     0.022372043664706378, 0.017355334434132383, 0.013928781847841392, 0.011882032645784928,
     0.0077714397645414456, 0.016129764409156828, -0.010908304349000406, 0.028285381520428275,
 ])
-_JIT = dict(fastmath=True, error_model="numpy", cache=True)
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _asin_core(a):
     """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2."""
     big = a > 0.5
@@ -60,7 +65,7 @@ def _asin_core(a):
     return y + y * z * p, big
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _acos(x):
     """Branch-free arccos on [-1, 1], accurate to a few ulps."""
     r, big = _asin_core(abs(x))
@@ -68,7 +73,7 @@ def _acos(x):
     return r if x >= 0.0 else math.pi - r
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _asin(x):
     """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0)."""
     r, big = _asin_core(abs(x))
@@ -87,7 +92,7 @@ def _self_factors(k, act):
     return a, r
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _v_phi(act, a1, r1, a2, r2, k3, same):
     """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
 
@@ -107,7 +112,7 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
     return k3, 1.0  # linear
 
 
-@njit(**_JIT)
+@njit(**JIT_OPTIONS)
 def _self_variances(data, start, act, sw2, su2, sb2, sh2):
     """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
 
@@ -134,7 +139,7 @@ def _self_variances(data, start, act, sw2, su2, sb2, sh2):
     return out
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _v_self(act, k):
     """V_phi of a sample with itself (correlation 1) at variance ``k``."""
     if act == 0:
@@ -144,7 +149,7 @@ def _v_self(act, k):
     return k
 
 
-@njit(inline="always", **_JIT)
+@njit(inline="always", **JIT_OPTIONS)
 def _lane(act, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     """One (layer, step) of the recursion for a row against a tile of columns.
 
@@ -162,22 +167,22 @@ def _lane(act, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, 
 
 
 # the recursion above, specialised per activation so that the lane loop vectorises
-@njit(**_JIT)
+@njit(**JIT_OPTIONS)
 def _lane_relu(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     _lane(0, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
-@njit(**_JIT)
+@njit(**JIT_OPTIONS)
 def _lane_erf(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     _lane(1, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
-@njit(**_JIT)
+@njit(**JIT_OPTIONS)
 def _lane_linear(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     _lane(2, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
-@njit(parallel=True, **_JIT)
+@njit(parallel=True, **JIT_OPTIONS)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
                  act, sw2, su2, sb2, sh2, sv2, want_ntk, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
@@ -248,45 +253,9 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     return out
 
 
-def _check_n_jobs(n_jobs):
-    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
-                               or isinstance(n_jobs, bool) or n_jobs == 0):
-        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
-
-
-@contextmanager
-def numba_threads(n_jobs):
-    """Run a block with ``n_jobs`` Numba threads, restoring the previous count after.
-
-    Parameters
-    ----------
-    n_jobs : int or None
-        ``None`` keeps the current count; ``-1`` uses all available threads; a
-        negative ``-k`` uses all but ``k - 1``.
-
-    Yields
-    ------
-    n_threads : int
-        The thread count in force inside the block.
-    """
-    _check_n_jobs(n_jobs)
-    previous = numba.get_num_threads()
-    if n_jobs is None:
-        yield previous
-        return
-    available = numba.config.NUMBA_NUM_THREADS
-    n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
-    n = min(n, available)
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
-
-
 def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                   n_jobs=None):
-    _check_n_jobs(n_jobs)
+    check_n_jobs(n_jobs)
     if isinstance(n_layers, bool) or not isinstance(n_layers, (int, np.integer)):
         raise TypeError(f"n_layers must be an integer, got {n_layers!r}")
     if n_layers < 1:
@@ -340,8 +309,10 @@ def _items(n_rows, n_cols, symmetric):
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
-def rntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
-                sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", n_jobs=None):
+def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
+                n_jobs=None):
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -420,8 +391,9 @@ def rntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0
     return out
 
 
-def rntk_diag(X, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0,
-              sigma_v=1.0, activation="relu", kind="ntk", n_jobs=None):
+def rntk_diag(X, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+              sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+              activation=_D["activation"], kind=_D["kind"], n_jobs=None):
     """Diagonal of ``rntk_kernel(X)``: each sample paired with itself, in ``O(n T L)``.
 
     Parameters

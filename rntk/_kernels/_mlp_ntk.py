@@ -26,18 +26,9 @@ import numbers
 
 import numpy as np
 
-from ._inputs import as_sequences, check_nonnegative, check_same_channels
+from .._utils import as_sequences, check_nonnegative, check_same_channels, flatten_padded
 
 __all__ = ["mlp_ntk_kernel"]
-
-
-def _flatten(seqs, length):
-    """Stack (T_i, m) series into rows of length ``length * m`` (zero padded at the end)."""
-    m = seqs[0].shape[1]
-    out = np.zeros((len(seqs), length * m))
-    for i, s in enumerate(seqs):
-        out[i, : s.size] = s.ravel()
-    return out
 
 
 def _relu_v(s1, s2, s12, same_diag):
@@ -54,7 +45,7 @@ def _relu_v(s1, s2, s12, same_diag):
     return v, dv
 
 
-def _mlp_ntk_depths(A, B, n_layers, sigma_w, sigma_b, sigma_v, kind="ntk", symmetric=False):
+def mlp_ntk_depths(A, B, n_layers, sigma_w, sigma_b, sigma_v, kind="ntk", symmetric=False):
     """Kernels of depths ``1..n_layers`` from flattened inputs ``A`` (n, d), ``B`` (n', d).
 
     Returns a list of ``n_layers`` Grams, entry ``l - 1`` being the kernel of the
@@ -110,8 +101,8 @@ def _prepare(X, Y, pad):
         length = int(pad)
     else:
         raise TypeError(f"pad must be None, 'zero' or a positive int; got {pad!r}")
-    A = _flatten(xs, length)
-    B = A if ys is None else _flatten(ys, length)
+    A = flatten_padded(xs, length)
+    B = A if ys is None else flatten_padded(ys, length)
     return A, B
 
 
@@ -180,6 +171,6 @@ def mlp_ntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_b=0.0, sigma_
     if kind not in ("ntk", "nngp"):
         raise ValueError(f"kind must be 'ntk' or 'nngp'; got {kind!r}")
     A, B = _prepare(X, Y, pad)
-    return _mlp_ntk_depths(
+    return mlp_ntk_depths(
         A, B, int(n_layers), sigma_w, sigma_b, sigma_v, kind, symmetric=Y is None,
     )[-1]

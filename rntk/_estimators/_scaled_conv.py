@@ -9,8 +9,8 @@ from sklearn.metrics import r2_score
 from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._estimators import _PrecomputedSequenceEstimator
-from ._scaled_conv import scaled_conv_kernel
+from .._kernels import scaled_conv_kernel
+from ._base import PrecomputedSequenceEstimator
 
 __all__ = ["ScaledConvNTKRegressor"]
 
@@ -20,7 +20,7 @@ def _valid_steps(lengths, t_max):
     return (np.arange(t_max)[None, :] < np.asarray(lengths)[:, None]).ravel()
 
 
-class ScaledConvNTKRegressor(RegressorMixin, _PrecomputedSequenceEstimator):
+class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
     r"""Kernel ridge regression with the NTK of an infinitely wide linear RNN.
 
     Fits what gradient descent on a wide linear RNN (or on the equivalent scaled

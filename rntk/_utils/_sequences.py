@@ -16,7 +16,8 @@ import numbers
 
 import numpy as np
 
-__all__ = ["as_sequences", "check_same_channels", "pack_end_aligned", "check_nonnegative"]
+__all__ = ["as_sequences", "check_same_channels", "flatten_padded", "pack_end_aligned",
+           "unit_norm"]
 
 
 def _as_float_array(a, name):
@@ -186,43 +187,43 @@ def pack_end_aligned(seqs, fill=0.0):
     return data, t_max - lengths
 
 
-def check_nonnegative(value, name, n_layers=None):
-    """Validate a variance hyperparameter: finite and >= 0, scalar or one per layer.
+def unit_norm(seqs):
+    """Scale each series to unit Euclidean norm (over all its steps and channels).
 
     Parameters
     ----------
-    value : float or array-like of float
-        The hyperparameter.
-    name : str
-        Its name, for error messages.
-    n_layers : int, optional
-        If given, broadcast a scalar to ``n_layers`` values and require a sequence
-        to have exactly that length.
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
 
     Returns
     -------
-    value : float or ndarray of shape (n_layers,)
-        A float when ``n_layers`` is None, else a float64 array.
+    scaled : list of ndarray of shape (T_i, m)
+        Each series divided by its norm (a series of zeros is left as it is).
     """
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a non-negative number, got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a non-negative number, got {value!r}") from None
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    if np.any(arr < 0):
-        raise ValueError(f"{name} must be non-negative, got {value!r}")
-    if n_layers is None:
-        if arr.ndim != 0:
-            raise ValueError(f"{name} must be a scalar, got {value!r}")
-        return float(arr)
-    if arr.ndim == 0:
-        return np.full(n_layers, float(arr))
-    if arr.shape != (n_layers,):
-        raise ValueError(
-            f"{name} must be a scalar or have one value per layer ({n_layers}); "
-            f"got shape {arr.shape}"
-        )
-    return arr.copy()
+    out = []
+    for s in seqs:
+        norm = np.linalg.norm(s)
+        out.append(s / norm if norm > 0 else s)
+    return out
+
+
+def flatten_padded(seqs, length):
+    """Flatten sequences into rows of one matrix, zero-padded at their end.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences, ``T_i <= length``.
+    length : int
+        Number of time steps of every row.
+
+    Returns
+    -------
+    A : ndarray of shape (n, length * m)
+        Row ``i`` holds series ``i`` step after step, then zeros.
+    """
+    m = seqs[0].shape[1]
+    A = np.zeros((len(seqs), length * m))
+    for i, s in enumerate(seqs):
+        A[i, : s.size] = s.ravel()
+    return A

@@ -3,7 +3,9 @@
 import numpy as np
 from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter, Kernel
 
-from ._inputs import as_sequences
+from .._utils import as_sequences, fill_doc
+from ._params import RNTK_DEFAULTS as _D
+from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES
 from ._rntk import rntk_diag, rntk_kernel
 
 __all__ = ["RNTK"]
@@ -18,6 +20,7 @@ def _sequence_input(X, name="X"):
     return as_sequences(X, name)
 
 
+@fill_doc(kernel_params=RNTK_PARAMS_DOC)
 class RNTK(GenericKernelMixin, Kernel):
     r"""Recurrent Neural Tangent Kernel as a scikit-learn kernel object.
 
@@ -27,27 +30,13 @@ class RNTK(GenericKernelMixin, Kernel):
     :class:`~sklearn.gaussian_process.GaussianProcessClassifier`, combines with
     other kernels (``ConstantKernel() * RNTK() + WhiteKernel()``), and its
     variances are hyperparameters the GP can fit by maximising the marginal
-    likelihood. Values are those of :func:`rntk.rntk_kernel`.
+    likelihood. Values are those of :func:`rntk.rntk_kernel`. The scales
+    ``sigma_w``, ``sigma_u``, ``sigma_b``, ``sigma_h`` and ``sigma_v`` are the
+    hyperparameters (``theta`` holds their logs).
 
     Parameters
     ----------
-    n_layers : int, default=1
-        Number of recurrent layers.
-    sigma_w : float or array-like of shape (n_layers,), default=sqrt(2)
-        Recurrent weight scale (hyperparameter).
-    sigma_u : float or array-like of shape (n_layers,), default=1.0
-        Input weight scale (hyperparameter).
-    sigma_b : float or array-like of shape (n_layers,), default=0.0
-        Bias scale (hyperparameter).
-    sigma_h : float, default=0.0
-        Standard deviation of the initial hidden state (hyperparameter).
-    sigma_v : float, default=1.0
-        Output weight scale (hyperparameter); the kernel is proportional to
-        ``sigma_v ** 2``.
-    activation : {"relu", "erf", "linear"}, default="relu"
-        Nonlinearity.
-    kind : {"ntk", "nngp"}, default="ntk"
-        The tangent kernel ``Theta`` or the NNGP kernel ``K``.
+    {kernel_params}
     sigma_w_bounds, sigma_u_bounds, sigma_b_bounds, sigma_h_bounds, sigma_v_bounds : \
 pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
         Bounds of each hyperparameter for the optimiser of a GP; ``"fixed"`` keeps
@@ -97,8 +86,9 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     (2,)
     """
 
-    def __init__(self, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0, sigma_h=0.0,
-                 sigma_v=1.0, activation="relu", kind="ntk", sigma_w_bounds=(1e-3, 1e3),
+    def __init__(self, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                 activation=_D["activation"], kind=_D["kind"], sigma_w_bounds=(1e-3, 1e3),
                  sigma_u_bounds=(1e-3, 1e3), sigma_b_bounds=(1e-3, 1e3),
                  sigma_h_bounds=(1e-3, 1e3), sigma_v_bounds=(1e-3, 1e3), n_jobs=None):
         self.n_layers = n_layers
@@ -124,36 +114,8 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
             bounds = "fixed"
         return Hyperparameter(name, "numeric", bounds, max(int(value.size), 1))
 
-    @property
-    def hyperparameter_sigma_w(self):
-        """Hyperparameter of ``sigma_w``."""
-        return self._hyperparameter("sigma_w")
-
-    @property
-    def hyperparameter_sigma_u(self):
-        """Hyperparameter of ``sigma_u``."""
-        return self._hyperparameter("sigma_u")
-
-    @property
-    def hyperparameter_sigma_b(self):
-        """Hyperparameter of ``sigma_b``."""
-        return self._hyperparameter("sigma_b")
-
-    @property
-    def hyperparameter_sigma_h(self):
-        """Hyperparameter of ``sigma_h``."""
-        return self._hyperparameter("sigma_h")
-
-    @property
-    def hyperparameter_sigma_v(self):
-        """Hyperparameter of ``sigma_v``."""
-        return self._hyperparameter("sigma_v")
-
     def _kernel_params(self):
-        params = dict(n_layers=self.n_layers, sigma_w=self.sigma_w, sigma_u=self.sigma_u,
-                      sigma_b=self.sigma_b, sigma_h=self.sigma_h, sigma_v=self.sigma_v,
-                      activation=self.activation, kind=self.kind, n_jobs=self.n_jobs)
-        return params
+        return {**{k: getattr(self, k) for k in RNTK_PARAM_NAMES}, "n_jobs": self.n_jobs}
 
     # -- kernel protocol -------------------------------------------------------------
     def __call__(self, X, Y=None, eval_gradient=False):
@@ -192,13 +154,13 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     def _gradient(self, X, theta, K=None):
         """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
         try:  # exact, by torch autograd
-            from .nn._rntk_torch import _gram_log_gradient
+            from ..nn import rntk_gram_log_gradient
         except ImportError:
             return self._gradient_central_differences(X, theta, K)
         names = [hp.name for hp in self.hyperparameters if not hp.fixed
                  for _ in range(hp.n_elements)]
         params = self.clone_with_theta(theta)._kernel_params()
-        return _gram_log_gradient(X, names, **params)[1]
+        return rntk_gram_log_gradient(X, names, **params)[1]
 
     def _gradient_central_differences(self, X, theta, K=None):
         theta = np.asarray(theta, dtype=float)
@@ -260,3 +222,13 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
         return (f"RNTK(sigma_w={fmt(self.sigma_w)}, sigma_u={fmt(self.sigma_u)}, "
                 f"sigma_b={fmt(self.sigma_b)}, sigma_h={fmt(self.sigma_h)}, "
                 f"sigma_v={fmt(self.sigma_v)}{extra})")
+
+
+def _hyperparameter_property(name):
+    return property(lambda self: self._hyperparameter(name),
+                    doc=f"Hyperparameter of ``{name}``.")
+
+
+# scikit-learn finds the hyperparameters by their ``hyperparameter_<name>`` attributes
+for _name in RNTK_VARIANCES:
+    setattr(RNTK, f"hyperparameter_{_name}", _hyperparameter_property(_name))

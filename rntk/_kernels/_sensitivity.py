@@ -8,7 +8,8 @@ these functions need PyTorch, imported when they are called.
 
 import numpy as np
 
-from ._inputs import as_sequences, check_same_channels
+from .._utils import as_sequences, check_same_channels
+from ._params import RNTK_DEFAULTS as _D
 
 __all__ = ["sensitivity", "mean_sensitivity"]
 
@@ -21,9 +22,11 @@ def _torch():
             "rntk.sensitivity needs PyTorch for its exact gradients: install the CPU wheel "
             "with `pip install torch` (or `pip install rntk[torch]`)"
         ) from None
-    from .nn._rntk_torch import _paired_kernel_torch
+    from functools import partial
 
-    return torch, _paired_kernel_torch
+    from ..nn import rntk_kernel_torch
+
+    return torch, partial(rntk_kernel_torch, paired=True)
 
 
 def _one_series(x, name):
@@ -39,8 +42,10 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
     return X.grad.numpy()
 
 
-def sensitivity(x, x_prime, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=0.0,
-                sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk", normalize=False):
+def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
+                normalize=False):
     r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
 
     ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
@@ -92,9 +97,10 @@ def sensitivity(x, x_prime, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sigma_b=
     return s / s.max() if normalize and s.max() > 0 else s
 
 
-def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None,
-                     batch_size=500, normalize=False, n_layers=1, sigma_w=2**0.5, sigma_u=1.0,
-                     sigma_b=0.0, sigma_h=0.0, sigma_v=1.0, activation="relu", kind="ntk"):
+def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None, batch_size=500,
+                     normalize=False, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                     sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                     sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"]):
     r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
 
     The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length

@@ -23,8 +23,14 @@ import numbers
 import numpy as np
 from numba import njit, prange
 
-from ._inputs import as_sequences, check_nonnegative, check_same_channels, pack_end_aligned
-from ._rntk import numba_threads
+from .._utils import (
+    as_sequences,
+    blas_threads,
+    check_nonnegative,
+    check_same_channels,
+    numba_threads,
+    pack_end_aligned,
+)
 
 __all__ = ["scaled_conv_rho", "scaled_conv_kernel"]
 
@@ -186,13 +192,6 @@ def _check_finite(out):
         )
 
 
-def _blas_threads(n_jobs):
-    from threadpoolctl import threadpool_limits
-
-    limits = n_jobs if n_jobs is not None and n_jobs > 0 else None
-    return threadpool_limits(limits=limits, user_api="blas")
-
-
 def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, output="last",
                        n_jobs=None):
     r"""Gram matrix of the linear-RNN NTK, the scaled 1-D convolution kernel.
@@ -295,7 +294,7 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
             w = np.sqrt(w)
         a = (xd * w).transpose(1, 0, 2).reshape(len(xs), n_lags * m)
         b = a if Y is None else yd.transpose(1, 0, 2).reshape(len(ys), n_lags * m)
-        with _blas_threads(n_jobs):
+        with blas_threads(n_jobs):
             out = a @ b.T
         if Y is None:
             out = 0.5 * (out + out.T)
@@ -305,7 +304,7 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
     t_x, t_y = int(xlen.max()), int(ylen.max())
     xd = _pack_start_aligned(xs, t_x)
     yd = xd if Y is None else _pack_start_aligned(ys, t_y)
-    with _blas_threads(n_jobs):
+    with blas_threads(n_jobs):
         g = xd.reshape(len(xs) * t_x, m) @ yd.reshape(len(ys) * t_y, m).T
     out = np.ascontiguousarray(g).reshape(len(xs), t_x, len(ys), t_y)
     with numba_threads(n_jobs):

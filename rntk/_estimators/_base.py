@@ -1,0 +1,81 @@
+"""The shared base of the estimators that fit a scikit-learn model on a sequence Gram."""
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from .._kernels import rntk_kernel
+from .._kernels._params import RNTK_PARAM_NAMES
+from .._utils import unit_norm, validate_fit_data, validate_predict_data
+
+__all__ = ["PrecomputedSequenceEstimator", "RNTKKernelMixin"]
+
+
+class PrecomputedSequenceEstimator(BaseEstimator):
+    """Base of the estimators that fit a precomputed-kernel model on sequences.
+
+    Subclasses define ``_gram(xs, ys=None)`` (lists of ``(T_i, m)`` arrays to a Gram
+    matrix), ``_make_inner()`` (an unfitted scikit-learn estimator with
+    ``kernel="precomputed"``) and, if they have a ``normalize`` parameter, get the
+    unit-norm scaling for free. ``_fit_gram`` fits from an already computed Gram
+    (used by the CV estimators); ``_predict_columns`` may restrict the training
+    samples a prediction needs (the support vectors of an SVC). An estimator with
+    its own target layout passes ``check_targets`` to ``_validate_fit``, and one
+    whose Gram is not ``(n, n)`` adapts it in an override of ``_fit_gram``.
+    """
+
+    _is_regressor = False
+
+    # -- input validation ------------------------------------------------------------
+    def _validate_fit(self, X, y, check_targets=None):
+        """Validate training data: ``(series, y)``, series not yet scaled."""
+        return validate_fit_data(self, X, y, self._is_regressor, check_targets)
+
+    def _validate_predict(self, X):
+        return self._prepare(validate_predict_data(self, X))
+
+    def _prepare(self, xs):
+        return unit_norm(xs) if getattr(self, "normalize", False) else xs
+
+    # -- fitting and prediction ------------------------------------------------------
+    def _fit_gram(self, xs, K, y, sample_weight=None):
+        """Fit the inner model on the Gram ``K`` of the prepared sequences ``xs``."""
+        inner = self._make_inner()
+        if sample_weight is None:
+            inner.fit(K, y)
+        else:
+            inner.fit(K, y, sample_weight=sample_weight)
+        self.estimator_ = inner
+        self.X_fit_ = list(xs)
+        self._after_fit()
+        return self
+
+    def _after_fit(self):
+        pass
+
+    def _predict_columns(self):
+        return None
+
+    def _test_gram(self, X):
+        xs = self._validate_predict(X)
+        cols = self._predict_columns()
+        if cols is None:
+            return self._gram(xs, self.X_fit_)
+        K = np.zeros((len(xs), len(self.X_fit_)))
+        if len(cols):
+            K[:, cols] = self._gram(xs, [self.X_fit_[j] for j in cols])
+        return K
+
+    def _fit(self, X, y, sample_weight=None):
+        xs, y = self._validate_fit(X, y)
+        xs = self._prepare(xs)
+        return self._fit_gram(xs, self._gram(xs), y, sample_weight)
+
+
+class RNTKKernelMixin:
+    """The RNTK as the kernel of a ``PrecomputedSequenceEstimator``."""
+
+    def _kernel_params(self):
+        return {name: getattr(self, name) for name in RNTK_PARAM_NAMES}
+
+    def _gram(self, xs, ys=None):
+        return rntk_kernel(xs, ys, n_jobs=self.n_jobs, **self._kernel_params())

@@ -1,0 +1,292 @@
+"""The RNTK estimators: SVC and kernel ridge regression on the precomputed RNTK Gram."""
+
+import numbers
+
+from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
+from .._kernels._params import RNTK_DEFAULTS as _D
+from .._utils import fill_doc
+from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
+
+__all__ = ["RNTKClassifier", "RNTKRegressor"]
+
+_CONSTRAINTS = {
+    **RNTK_CONSTRAINTS,
+    "normalize": ["boolean"],
+    "n_jobs": [numbers.Integral, None],
+}
+
+
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC)
+class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstimator):
+    """Support vector classifier on the Recurrent Neural Tangent Kernel.
+
+    An :class:`~sklearn.svm.SVC` on the precomputed RNTK Gram of the training
+    series (:func:`rntk.rntk_kernel`), as in the RNTK paper's UCR experiments.
+    Series may have different lengths; multi-class is one-vs-one, as in SVC.
+
+    Parameters
+    ----------
+    {kernel_doc}
+    C : float, default=1.0
+        Regularisation of the SVC (inverse strength), > 0.
+    class_weight : dict or "balanced", default=None
+        Class weights, as in :class:`~sklearn.svm.SVC`.
+    normalize : bool, default=True
+        Scale each series to unit Euclidean norm (over all its steps and channels)
+        before the kernel, as the paper does.
+    n_jobs : int, default=None
+        Numba threads for the kernel (``None``: current setting, ``-1``: all).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    estimator_ : sklearn.svm.SVC
+        The fitted SVC on the precomputed kernel.
+    support_ : ndarray of shape (n_SV,)
+        Indices of the support vectors in the training set.
+    X_fit_ : list of ndarray of shape (T_i, n_channels)
+        Training series (after scaling), needed to compute the test kernel.
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+    n_features_in_ : int
+        Number of time steps, only when fit on a 2-D array.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, only when fit on a DataFrame with string column names.
+
+    See Also
+    --------
+    RNTKClassifierCV : The same with the paper's cross-validated model selection.
+    rntk.RNTK : The kernel as a scikit-learn kernel object.
+
+    Notes
+    -----
+    There is no ``probability`` option (deprecated in SVC): for probabilities, wrap
+    the classifier in :class:`~sklearn.calibration.CalibratedClassifierCV`.
+    Predictions only need the kernel against the support vectors, so only those
+    columns are computed. Series given as a 2-D array at predict time may have
+    another number of time steps than in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import RNTKClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.linspace(0, 1, 20)
+    >>> X = np.r_[np.sin(6 * t) + 0.1 * rng.normal(size=(10, 20)),
+    ...           np.cos(6 * t) + 0.1 * rng.normal(size=(10, 20))]
+    >>> y = np.repeat([0, 1], 10)
+    >>> clf = RNTKClassifier(C=10).fit(X, y)
+    >>> clf.score(X, y)
+    1.0
+    >>> clf.predict([np.sin(6 * t[:15])])  # a shorter series
+    array([0])
+    """
+
+    _parameter_constraints = {
+        **_CONSTRAINTS,
+        "C": [Interval(numbers.Real, 0, None, closed="neither")],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                 activation=_D["activation"], kind=_D["kind"], C=1.0, class_weight=None,
+                 normalize=True, n_jobs=None):
+        self.n_layers = n_layers
+        self.sigma_w = sigma_w
+        self.sigma_u = sigma_u
+        self.sigma_b = sigma_b
+        self.sigma_h = sigma_h
+        self.sigma_v = sigma_v
+        self.activation = activation
+        self.kind = kind
+        self.C = C
+        self.class_weight = class_weight
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+
+    def _make_inner(self):
+        return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
+
+    def _after_fit(self):
+        self.classes_ = self.estimator_.classes_
+        self.support_ = self.estimator_.support_
+
+    def _predict_columns(self):
+        return self.support_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the SVC on the RNTK Gram of the training series.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+            Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``
+            / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : RNTKClassifier
+            The fitted classifier.
+        """
+        return self._fit(X, y)
+
+    def decision_function(self, X):
+        """Evaluate the SVC decision function on series.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series, in any layout accepted by :meth:`fit`.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            As :meth:`sklearn.svm.SVC.decision_function` (positive for
+            ``classes_[1]`` in the binary case).
+        """
+        K = self._test_gram(X)
+        return self.estimator_.decision_function(K)
+
+    def predict(self, X):
+        """Predict class labels of series.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series, in any layout accepted by :meth:`fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted labels.
+        """
+        K = self._test_gram(X)
+        return self.estimator_.predict(K)
+
+
+
+
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC)
+class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
+                    PrecomputedSequenceEstimator):
+    """Kernel ridge regression on the Recurrent Neural Tangent Kernel.
+
+    A :class:`~sklearn.kernel_ridge.KernelRidge` on the precomputed RNTK Gram:
+    the prediction of an infinitely wide RNN trained to convergence with a ridge
+    term ``alpha``. Single and multi-output; series may have different lengths.
+
+    Parameters
+    ----------
+    {kernel_doc}
+    alpha : float, default=1.0
+        Ridge regularisation, >= 0.
+    normalize : bool, default=False
+        Scale each series to unit Euclidean norm before the kernel. Off by default
+        for regression, where the amplitude usually matters.
+    n_jobs : int, default=None
+        Numba threads for the kernel (``None``: current setting, ``-1``: all).
+
+    Attributes
+    ----------
+    estimator_ : sklearn.kernel_ridge.KernelRidge
+        The fitted ridge model on the precomputed kernel.
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Its dual coefficients.
+    X_fit_ : list of ndarray of shape (T_i, n_channels)
+        Training series (after scaling).
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+    n_features_in_ : int
+        Number of time steps, only when fit on a 2-D array.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, only when fit on a DataFrame with string column names.
+
+    See Also
+    --------
+    RNTKRegressorCV : The same with cross-validated kernel and ridge selection.
+    rntk.RNTK : The kernel object, for Gaussian-process regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import RNTKRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = [rng.normal(size=t) for t in (6, 9, 7, 8, 10, 5)]
+    >>> y = np.array([x[-1] for x in X])
+    >>> reg = RNTKRegressor(alpha=1e-3).fit(X, y)
+    >>> reg.predict(X).shape
+    (6,)
+    """
+
+    _is_regressor = True
+    _parameter_constraints = {
+        **_CONSTRAINTS,
+        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+    }
+
+    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                 activation=_D["activation"], kind=_D["kind"], alpha=1.0, normalize=False,
+                 n_jobs=None):
+        self.n_layers = n_layers
+        self.sigma_w = sigma_w
+        self.sigma_u = sigma_u
+        self.sigma_b = sigma_b
+        self.sigma_h = sigma_h
+        self.sigma_v = sigma_v
+        self.activation = activation
+        self.kind = kind
+        self.alpha = alpha
+        self.normalize = normalize
+        self.n_jobs = n_jobs
+
+    def _make_inner(self):
+        return KernelRidge(alpha=self.alpha, kernel="precomputed")
+
+    def _after_fit(self):
+        self.dual_coef_ = self.estimator_.dual_coef_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit kernel ridge regression on the RNTK Gram of the training series.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+            Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``
+            / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding).
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Targets.
+
+        Returns
+        -------
+        self : RNTKRegressor
+            The fitted regressor.
+        """
+        return self._fit(X, y)
+
+    def predict(self, X):
+        """Predict targets of series.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series, in any layout accepted by :meth:`fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions.
+        """
+        K = self._test_gram(X)
+        return self.estimator_.predict(K)

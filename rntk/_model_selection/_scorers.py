@@ -1,0 +1,126 @@
+"""Scores of one fold on slices of a precomputed Gram: SVC accuracy, kernel ridge R^2.
+
+Both reproduce the arithmetic of the scikit-learn estimator they stand for
+(:class:`~sklearn.svm.SVC` and :class:`~sklearn.kernel_ridge.KernelRidge` with
+``kernel="precomputed"``) without its per-call overhead.
+"""
+
+import threading
+import warnings
+
+import numpy as np
+from scipy import linalg
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import r2_score
+from sklearn.svm import SVC
+from sklearn.utils.class_weight import compute_class_weight
+
+try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
+    from sklearn.svm import _libsvm
+except ImportError:  # pragma: no cover - depends on the scikit-learn build
+    _libsvm = None
+
+__all__ = ["SVM_MAX_ITER", "FastSVC", "SVCFoldScorer", "kernel_ridge_score"]
+
+#: Iteration cap of every SVC fit of a search. libsvm's own tools stop after 10^7
+#: iterations; without a cap a nearly constant Gram with a large offset (deep NTK, large
+#: sigma_w and sigma_b) can make the solver cycle for ever inside a grid search. A fit
+#: that reaches the cap is counted as unconverged.
+SVM_MAX_ITER = 10_000_000
+
+
+class FastSVC:
+    """Accuracy of an SVC fit on a precomputed fold, without SVC's per-call overhead.
+
+    Calls the libsvm wrapper that :class:`~sklearn.svm.SVC` calls, with the same
+    arguments (label encoding, class weights), so the scores are SVC's; if that
+    private entry point is missing or its signature changed, SVC itself is used.
+    """
+
+    usable = _libsvm is not None
+
+    @classmethod
+    def score(cls, K_train, y_train, K_test, y_test, C, class_weight):
+        return cls.fold(K_train, y_train, K_test, y_test, C, class_weight)[0]
+
+    @classmethod
+    def fold(cls, K_train, y_train, K_test, y_test, C, class_weight=None,
+             max_iter=SVM_MAX_ITER):
+        """Return ``(accuracy, converged)`` of one fold."""
+        if cls.usable:
+            try:
+                return cls._fold_libsvm(K_train, y_train, K_test, y_test, C, class_weight,
+                                        max_iter)
+            except TypeError:  # pragma: no cover - private API changed
+                cls.usable = False
+        svc = SVC(kernel="precomputed", C=C, class_weight=class_weight, max_iter=max_iter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svc.fit(K_train, y_train)
+        return float(np.mean(svc.predict(K_test) == y_test)), svc.fit_status_ == 0
+
+    @staticmethod
+    def _fold_libsvm(K_train, y_train, K_test, y_test, C, class_weight, max_iter):
+        classes, y_enc = np.unique(y_train, return_inverse=True)
+        weights = compute_class_weight(class_weight, classes=classes, y=y_train)
+        if len(classes) < 2:
+            raise ValueError(
+                f"The number of classes has to be greater than one; got {len(classes)} class"
+            )
+        y_enc = np.asarray(y_enc, dtype=np.float64, order="C")
+        K_train = np.ascontiguousarray(K_train, dtype=np.float64)
+        K_test = np.ascontiguousarray(K_test, dtype=np.float64)
+        _libsvm.set_verbosity_wrap(0)
+        support, sv, n_support, dual, intercept, prob_a, prob_b, status, _ = _libsvm.fit(
+            K_train, y_enc, svm_type=0, sample_weight=np.empty(0), class_weight=weights,
+            kernel="precomputed", C=float(C), nu=0.5, probability=False, degree=3,
+            shrinking=True, tol=1e-3, cache_size=200, coef0=0.0, gamma=1.0, epsilon=0.1,
+            max_iter=max_iter, random_seed=0)
+        pred = _libsvm.predict(
+            K_test, support, sv, n_support, dual, intercept, prob_a, prob_b, svm_type=0,
+            kernel="precomputed", degree=3, coef0=0.0, gamma=1.0, cache_size=200)
+        return float(np.mean(classes[pred.astype(np.intp)] == y_test)), status == 0
+
+
+class SVCFoldScorer:
+    """Fold scorer of the search engine: SVC accuracy, counting unconverged fits.
+
+    Parameters
+    ----------
+    class_weight : dict or "balanced", default=None
+        Class weights of the SVC.
+    max_iter : int, default=SVM_MAX_ITER
+        Iteration cap of each fit.
+    """
+
+    def __init__(self, class_weight=None, max_iter=SVM_MAX_ITER):
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.unconverged = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, K_train, y_train, K_test, y_test, params):
+        acc, converged = FastSVC.fold(K_train, y_train, K_test, y_test, params["C"],
+                                      params.get("class_weight", self.class_weight),
+                                      self.max_iter)
+        if not converged:
+            with self._lock:
+                self.unconverged += 1
+        return acc
+
+
+def kernel_ridge_score(K_train, y_train, K_test, y_test, alpha):
+    """R^2 of ``KernelRidge(alpha, kernel="precomputed")`` on one fold (same arithmetic)."""
+    y2 = y_train.reshape(-1, 1) if y_train.ndim == 1 else y_train
+    A = K_train.copy()
+    A.flat[:: A.shape[0] + 1] += alpha
+    try:
+        dual = linalg.solve(A, y2, assume_a="pos", overwrite_a=False)
+    except np.linalg.LinAlgError:
+        warnings.warn(
+            "Singular matrix in solving dual problem. Using least-squares solution instead."
+        )
+        dual = linalg.lstsq(A, y2)[0]
+    if y_train.ndim == 1:
+        dual = dual.ravel()
+    return float(r2_score(y_test, np.dot(K_test, dual)))

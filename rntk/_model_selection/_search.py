@@ -1,0 +1,361 @@
+"""The model-selection engine: one Gram per kernel setting, every candidate scored on it.
+
+:func:`search_grams` is the loop shared by the CV estimators and the UCR benchmark
+(for every kernel it runs): it takes the Grams of the kernel settings one after the
+other, scores the candidates of each setting (its values of ``C`` or ``alpha``) on
+the folds, sliced out of the one Gram, and keeps the best candidate with
+:class:`~sklearn.model_selection.GridSearchCV`'s tie rule (the first best in
+candidate order). A Gram with non-finite entries (an overflow) scores NaN, with a
+warning, and is never selected.
+"""
+
+import numbers
+import time
+import warnings
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import partial
+from typing import NamedTuple
+
+import numpy as np
+from joblib import effective_n_jobs
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from .._utils import validate_fit_data
+
+__all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
+           "search_grams"]
+
+
+class SearchOutcome(NamedTuple):
+    """What :func:`search_grams` found."""
+
+    scores: np.ndarray  # (n_candidates, n_splits)
+    kernel_time: np.ndarray  # (n_candidates,) seconds of the Gram of its setting
+    fit_time: np.ndarray  # (n_candidates,) seconds per fold fit
+    best_index: int  # first best mean score in candidate order (-1: every score NaN)
+    best_gram: np.ndarray  # the Gram of the best candidate's setting (None if none)
+    failures: list  # messages of the failed fold fits
+    non_finite: list  # indices of the settings whose Gram was not finite
+
+
+def _freeze(value):
+    """Hashable stand-in of a parameter value (grouping candidates by kernel)."""
+    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
+        return ("array", tuple(np.asarray(value, dtype=float).ravel().tolist()))
+    return value
+
+
+def group_by_kernel(candidates, kernel_keys, defaults=None):
+    """Group candidate indices by the values of the parameters that change the Gram.
+
+    Parameters
+    ----------
+    candidates : list of dict
+        The candidates, in grid order.
+    kernel_keys : sequence of str
+        Parameters that change the Gram.
+    defaults : dict, optional
+        Values of parameters a candidate does not set.
+
+    Returns
+    -------
+    groups : list of list of int
+        Candidate indices sharing one Gram, in order of first appearance.
+    """
+    groups = OrderedDict()
+    defaults = defaults or {}
+    for i, c in enumerate(candidates):
+        params = {**defaults, **c}
+        key = tuple(_freeze(params.get(k)) for k in kernel_keys)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=None,
+                 error_score=np.nan, progress=None):
+    """Cross-validate candidates that share precomputed Grams.
+
+    Parameters
+    ----------
+    grams : iterable of ndarray of shape (n, n)
+        One training Gram per group, produced lazily in the order of ``groups``.
+    groups : list of list of int
+        Indices of the candidates that each Gram serves.
+    candidates : list of dict
+        Full parameters of each candidate, handed to ``fold_score``.
+    y : ndarray of shape (n,) or (n, n_targets)
+        Targets.
+    splits : list of (train, test) index arrays
+        The folds.
+    fold_score : callable
+        ``fold_score(K_train, y_train, K_test, y_test, params) -> float``.
+    n_jobs : int, default=None
+        Threads for the fold fits (libsvm and the ridge solves release the GIL).
+    error_score : "raise" or float, default=np.nan
+        Score of a failed fit (recorded in ``failures``), or ``"raise"``.
+    progress : callable, optional
+        ``progress(settings_done, n_settings, best_mean_score)`` after each setting.
+
+    Returns
+    -------
+    outcome : SearchOutcome
+        Scores, times, the best candidate and its Gram.
+    """
+    n_cand, n_splits = len(candidates), len(splits)
+    scores = np.full((n_cand, n_splits), np.nan)
+    kernel_time = np.zeros(n_cand)
+    fit_time = np.zeros(n_cand)
+    failures, non_finite = [], []
+    best_i, best_mean, best_K = -1, -np.inf, None
+    # the fold fits are small: one BLAS thread is faster and does not oversubscribe
+    blas = threadpool_limits(1, user_api="blas") if len(y) < 2000 else nullcontext()
+    n_workers = effective_n_jobs(n_jobs)
+    pool = ThreadPoolExecutor(n_workers) if n_workers > 1 else None
+
+    def fold(task, K):
+        i, f = task
+        train, test = splits[f]
+        try:
+            return fold_score(K[np.ix_(train, train)], y[train], K[np.ix_(test, train)],
+                              y[test], candidates[i]), None
+        except Exception as exc:
+            if error_score == "raise":
+                raise
+            return error_score, f"{type(exc).__name__}: {exc}"
+
+    t = time.perf_counter()
+    with blas, (pool if pool is not None else nullcontext()):
+        for s, (K, idxs) in enumerate(zip(grams, groups)):
+            kernel_time[idxs] = time.perf_counter() - t
+            t1 = time.perf_counter()
+            if not np.isfinite(K).all():
+                non_finite.append(s)
+            else:
+                tasks = [(i, f) for i in idxs for f in range(n_splits)]
+                run = partial(fold, K=K)
+                results = pool.map(run, tasks) if pool is not None else map(run, tasks)
+                for (i, f), (score, failure) in zip(tasks, results):
+                    scores[i, f] = score
+                    if failure is not None:
+                        failures.append(failure)
+                fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
+                for i in idxs:
+                    mean = np.mean(scores[i])
+                    m = -np.inf if np.isnan(mean) else mean
+                    if best_K is None or m > best_mean or (m == best_mean and i < best_i):
+                        best_i, best_mean, best_K = i, m, K
+            if progress is not None:
+                progress(s + 1, len(groups), best_mean)
+            t = time.perf_counter()
+    if non_finite:
+        first = candidates[groups[non_finite[0]][0]]
+        warnings.warn(
+            f"{len(non_finite)} of {len(groups)} kernel settings gave a Gram with non-finite "
+            f"entries (an overflow); their candidates score NaN and are never selected. "
+            f"First: {first}", RuntimeWarning, stacklevel=2)
+    return SearchOutcome(scores, kernel_time, fit_time, best_i, best_K, failures, non_finite)
+
+
+def results_dict(candidates, scores, kernel_time, fit_time):
+    """``cv_results_`` in :class:`~sklearn.model_selection.GridSearchCV`'s layout.
+
+    Parameters
+    ----------
+    candidates : list of dict
+        Parameters of each candidate.
+    scores : ndarray of shape (n_candidates, n_splits)
+        Test score of each fold.
+    kernel_time, fit_time : ndarray of shape (n_candidates,)
+        Seconds of the candidate's Gram and of one of its fold fits.
+
+    Returns
+    -------
+    results : dict
+        ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
+        ``std_test_score``, ``rank_test_score`` (NaN ranked last), ``mean_fit_time``
+        and ``kernel_time``.
+    """
+    n_cand, n_splits = scores.shape
+    results = {}
+    for name in sorted({k for c in candidates for k in c}):
+        col = np.ma.MaskedArray(np.empty(n_cand, dtype=object), mask=True)
+        for i, c in enumerate(candidates):
+            if name in c:
+                col[i] = c[name]
+        results[f"param_{name}"] = col
+    results["params"] = candidates
+    for f in range(n_splits):
+        results[f"split{f}_test_score"] = scores[:, f]
+    means = np.average(scores, axis=1)
+    stds = np.sqrt(np.average((scores - means[:, None]) ** 2, axis=1))
+    if np.isnan(means).all():
+        ranks = np.ones(n_cand, dtype=np.int32)
+    else:
+        filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
+        ranks = rankdata(-filled, method="min").astype(np.int32)
+    results["mean_test_score"] = means
+    results["std_test_score"] = stds
+    results["rank_test_score"] = ranks
+    results["mean_fit_time"] = fit_time
+    results["kernel_time"] = kernel_time
+    return results
+
+
+class BaseKernelSearchCV(BaseEstimator):
+    """Grid search over a precomputed-kernel estimator, one Gram per kernel setting.
+
+    Subclasses set ``_estimator_class`` (a precomputed-kernel sequence estimator),
+    ``_kernel_keys`` (its parameters that change the Gram), ``_default_grid()`` and
+    ``_fold_scorer(base)`` (the fast fold score used when ``scoring`` is None).
+    """
+
+    _estimator_class = None
+    _kernel_keys = ()
+    _search_constraints = {
+        "param_grid": [dict, list, None],
+        "cv": ["cv_object"],
+        "scoring": [str, callable, None],
+        "refit": ["boolean"],
+        "verbose": ["verbose"],
+        "error_score": [StrOptions({"raise"}), numbers.Real],
+    }
+
+    def _base_estimator(self):
+        names = self._estimator_class._get_param_names()
+        return self._estimator_class(**{k: getattr(self, k) for k in names})
+
+    def _candidates(self, base):
+        grid = self._default_grid() if self.param_grid is None else self.param_grid
+        candidates = list(ParameterGrid(grid))
+        if not candidates:
+            raise ValueError("param_grid gives no candidate")
+        valid = set(base.get_params())
+        for c in candidates:
+            unknown = set(c) - valid
+            if unknown:
+                raise ValueError(
+                    f"param_grid names unknown parameter(s) {sorted(unknown)} of "
+                    f"{type(base).__name__}; valid ones: {sorted(valid)}"
+                )
+        return candidates
+
+    def _scoring_fold_score(self, base):
+        """Fold score of a user-given ``scoring``: the inner model is fit and scored."""
+        scorer = check_scoring(base, scoring=self.scoring)
+
+        def score(K_train, y_train, K_test, y_test, params):
+            inner = clone(base).set_params(**params)._make_inner().fit(K_train, y_train)
+            return float(scorer(inner, K_test, y_test))
+
+        return score
+
+    def _progress(self, n_settings):
+        if not self.verbose:
+            return None
+        start = time.perf_counter()
+        every = max(1, n_settings // 10) if self.verbose == 1 else 1
+
+        def report(done, total, best):
+            if done % every == 0 or done == total:
+                elapsed = time.perf_counter() - start
+                eta = elapsed / done * (total - done)
+                print(f"[{type(self).__name__}] kernel settings {done}/{total} "
+                      f"({100 * done / total:3.0f}%) | elapsed {elapsed:6.1f}s | "
+                      f"ETA {eta:6.1f}s | best mean CV score {best:.4f}", flush=True)
+
+        return report
+
+    def _search(self, X, y, groups):
+        base = self._base_estimator()
+        candidates = self._candidates(base)
+        raw, y = validate_fit_data(self, X, y, base._is_regressor)
+        cv = check_cv(self.cv, y, classifier=base._is_regressor is False)
+        splits = list(cv.split(np.zeros((len(raw), 1)), y, groups))
+        defaults = base.get_params()
+        full = [{**defaults, **c} for c in candidates]
+        kernel_groups = group_by_kernel(full, self._kernel_keys)
+        n_settings, n_cand, n_splits = len(kernel_groups), len(candidates), len(splits)
+        if self.verbose > 0:
+            print(f"[{type(self).__name__}] Fitting {n_splits} folds for each of {n_cand} "
+                  f"candidates ({n_settings} kernel settings), totalling "
+                  f"{n_cand * n_splits} fits", flush=True)
+        def grams():
+            for idxs in kernel_groups:
+                est = clone(base).set_params(**candidates[idxs[0]])
+                yield est._gram(est._prepare(raw))
+
+        fold_score = (self._fold_scorer(base) if self.scoring is None
+                      else self._scoring_fold_score(base))
+        outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
+                               n_jobs=self.n_jobs if self.scoring is None else 1,
+                               error_score=self.error_score,
+                               progress=self._progress(n_settings))
+        if outcome.failures:
+            warnings.warn(
+                f"\n{len(outcome.failures)} fits failed out of a total of "
+                f"{n_cand * n_splits}.\nThe score on these train-test partitions for these "
+                f"parameters will be set to {self.error_score}.\n"
+                f"First error: {outcome.failures[0]}",
+                FitFailedWarning,
+            )
+        self.cv_results_ = results_dict(candidates, outcome.scores, outcome.kernel_time,
+                                        outcome.fit_time)
+        ranks = self.cv_results_["rank_test_score"]
+        self.best_index_ = int(ranks.argmin())
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        self.best_params_ = candidates[self.best_index_]
+        self.n_splits_ = n_splits
+        if self.refit:
+            if outcome.best_index < 0:
+                raise ValueError(
+                    "No candidate could be refitted: every kernel setting gave a Gram with "
+                    "non-finite entries (an overflow). Use smaller scales (sigma_w, sigma_u, "
+                    "sigma_b) or unit-norm series."
+                )
+            est = clone(base).set_params(**self.best_params_)
+            t0 = time.perf_counter()
+            xs_b = est._prepare(raw)
+            K_b = outcome.best_gram
+            if self.best_index_ != outcome.best_index:  # pragma: no cover - same rule
+                K_b = est._gram(xs_b)
+            est._fit_gram(xs_b, K_b, y)
+            for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
+                if hasattr(self, attr):
+                    setattr(est, attr, getattr(self, attr))
+            self.best_estimator_ = est
+            self.refit_time_ = time.perf_counter() - t0
+        return self
+
+    # -- delegation to the refitted estimator ------------------------------------------
+    def _check_refit(self):
+        check_is_fitted(self, "cv_results_")
+        if not self.refit:
+            raise AttributeError(
+                f"This {type(self).__name__} was fitted with refit=False: there is no "
+                "best_estimator_ to predict with"
+            )
+
+    def predict(self, X):
+        """Predict with the refitted best estimator.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series, in any layout accepted by :meth:`fit`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions of ``best_estimator_``.
+        """
+        self._check_refit()
+        return self.best_estimator_.predict(X)

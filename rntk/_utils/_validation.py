@@ -1,0 +1,218 @@
+"""Validation of hyperparameters and of the data handed to the estimators.
+
+Shared by the kernels, the scikit-learn estimators and the finite-width models of
+:mod:`rntk.nn`: one message for one mistake, wherever it is made.
+"""
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from ._sequences import as_sequences
+
+__all__ = ["check_int", "check_n_jobs", "check_nonnegative", "validate_fit_data",
+           "validate_predict_data"]
+
+
+def check_int(value, name, minimum=1):
+    """Validate an integer setting: a true integer (not a bool) ``>= minimum``.
+
+    Parameters
+    ----------
+    value : object
+        The value to check.
+    name : str
+        Its name, for the error message.
+    minimum : int, default=1
+        Smallest valid value.
+
+    Returns
+    -------
+    value : int
+        The value as a Python int.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        what = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
+
+
+def check_n_jobs(n_jobs):
+    """Validate ``n_jobs``: None or a non-zero integer.
+
+    Parameters
+    ----------
+    n_jobs : object
+        The value to check.
+    """
+    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
+                               or isinstance(n_jobs, bool) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
+
+
+def check_nonnegative(value, name, n_layers=None):
+    """Validate a variance hyperparameter: finite and >= 0, scalar or one per layer.
+
+    Parameters
+    ----------
+    value : float or array-like of float
+        The hyperparameter.
+    name : str
+        Its name, for error messages.
+    n_layers : int, optional
+        If given, broadcast a scalar to ``n_layers`` values and require a sequence
+        to have exactly that length.
+
+    Returns
+    -------
+    value : float or ndarray of shape (n_layers,)
+        A float when ``n_layers`` is None, else a float64 array.
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a non-negative number, got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a non-negative number, got {value!r}") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, got {value!r}")
+    if n_layers is None:
+        if arr.ndim != 0:
+            raise ValueError(f"{name} must be a scalar, got {value!r}")
+        return float(arr)
+    if arr.ndim == 0:
+        return np.full(n_layers, float(arr))
+    if arr.shape != (n_layers,):
+        raise ValueError(
+            f"{name} must be a scalar or have one value per layer ({n_layers}); "
+            f"got shape {arr.shape}"
+        )
+    return arr.copy()
+
+
+def _is_2d_array(X):
+    if isinstance(X, (list, tuple)):
+        return False
+    if sp.issparse(X):
+        return True
+    return hasattr(X, "shape") and len(X.shape) == 2
+
+
+def _check_not_1d(X):
+    if not isinstance(X, (list, tuple)) and hasattr(X, "shape") and len(X.shape) == 1:
+        if not (isinstance(X, np.ndarray) and X.dtype == object):
+            raise ValueError(
+                "Expected a 2-D array (n_samples, n_timesteps), a 3-D array (n_samples, "
+                "n_timesteps, n_channels) or a list of series; got a 1-D array. Reshape "
+                "your data: X[None, :] holds a single series."
+            )
+
+
+def _as_list(X):
+    if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1:
+        return list(X)
+    return X
+
+
+def validate_fit_data(est, X, y, regressor, check_targets=None):
+    """Validate training series and targets, setting ``n_channels_in_`` on ``est``.
+
+    For a 2-D array input, ``validate_data`` also sets ``n_features_in_`` (and
+    ``feature_names_in_``); for other layouts, stale ones are removed.
+
+    Parameters
+    ----------
+    est : estimator
+        The estimator being fitted (receives the ``*_in_`` attributes).
+    X : array-like or list of arrays
+        Training series, in any layout of :func:`as_sequences`.
+    y : array-like
+        Targets.
+    regressor : bool
+        Numeric (possibly 2-D) targets rather than class labels.
+    check_targets : callable, optional
+        ``check_targets(y, xs)`` replaces the built-in checks of ``y`` (an estimator
+        with its own target layout); it gets ``y`` once its length matches.
+
+    Returns
+    -------
+    xs : list of ndarray of shape (T_i, n_channels)
+        The series.
+    y : ndarray
+        The validated targets.
+    """
+    X = _as_list(X)
+    if y is None:
+        raise ValueError(
+            f"This {type(est).__name__} estimator requires y to be passed, but the "
+            "target y is None."
+        )
+    _check_not_1d(X)
+    if _is_2d_array(X):
+        if check_targets is None:
+            X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                                 multi_output=regressor, y_numeric=regressor)
+        else:
+            X = validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
+    else:
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(est, attr):
+                delattr(est, attr)
+    xs = as_sequences(X, "X")
+    if check_targets is not None:
+        check_consistent_length(xs, y)
+        y = check_targets(y, xs)
+    else:
+        if regressor:
+            y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
+            if y.ndim not in (1, 2):
+                raise ValueError(f"y must be 1-D or 2-D, got {y.ndim} dimensions")
+        else:
+            y = column_or_1d(y, warn=True)
+            check_classification_targets(y)
+        check_consistent_length(xs, y)
+    est.n_channels_in_ = xs[0].shape[1]
+    return xs, y
+
+
+def validate_predict_data(est, X):
+    """Validate series given to a fitted estimator against what it saw in ``fit``.
+
+    Parameters
+    ----------
+    est : estimator
+        A fitted estimator with ``n_channels_in_``.
+    X : array-like or list of arrays
+        Series, in any layout of :func:`as_sequences`; a 2-D array may have another
+        number of time steps than in fit (only column names and values are checked).
+
+    Returns
+    -------
+    xs : list of ndarray of shape (T_i, n_channels)
+        The series.
+    """
+    check_is_fitted(est)
+    X = _as_list(X)
+    _check_not_1d(X)
+    if _is_2d_array(X):
+        X = validate_data(est, X, reset=False, ensure_2d=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan")
+    xs = as_sequences(X, "X")
+    m = xs[0].shape[1]
+    if m != est.n_channels_in_:
+        raise ValueError(
+            f"X has {m} channel(s) per time step, but {type(est).__name__} was "
+            f"fitted on series with {est.n_channels_in_} channel(s)"
+        )
+    return xs

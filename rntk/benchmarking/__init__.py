@@ -1,0 +1,49 @@
+"""Benchmarking: the RNTK paper's UCR protocol beside the usual peers, and its statistics.
+
+:func:`run_benchmark` (and the ``rntk-ucr`` command) runs the protocol of the RNTK
+paper (Alemohammad et al., ICLR 2021, Section 4 and Appendix A.1) on datasets in the
+UCR 2018 layout and writes, per dataset and method, the test accuracy, the selected
+hyperparameters and the Gram / fit / predict times; then a summary with the paper's
+metrics (:mod:`rntk.benchmarking.stats`: mean accuracy, P90, P95, PMA, Friedman
+rank) and the paper's Table 2 (:mod:`rntk.benchmarking.published_results`, shipped
+with the package) beside ours, as Markdown, CSV, JSON and PNG.
+
+Protocols
+---------
+``paper``
+    Unit-norm series, C-SVM on a precomputed kernel, the Appendix A.1 grids
+    (RNTK: 900 settings; NTK: 540; RBF: 18; polynomial: 30; each x 5 values of C),
+    10-fold stratified cross-validation on the training set, refit on all of it,
+    test accuracy. Finite RNNs: 5-fold CV over the Appendix A.1 grid (32 settings).
+``fast``
+    The same pipeline with small grids (RNTK 12 settings, NTK 9, RBF 6, polynomial
+    6; C in {0.1, 1, 10, 100}) and 5-fold CV; RNNs with one setting and 30 epochs.
+    Seconds per small dataset: a smoke test, not a reproduction.
+
+Every kernel method (the RNTK through :class:`rntk.RNTKClassifierCV`, the others
+through :func:`run_precomputed_kernel`) is selected by the same engine: one Gram per
+kernel setting on the training set, every fold and every C scored on slices of it.
+The RNTK runs natively on variable-length data; the other kernels (and MiniRocket)
+get each series zero-padded at its end to the longest one, which the tables mark
+with ``*``.
+
+Peers (when installed, ``pip install rntk[bench]``): aeon's MiniRocket and 1-NN DTW,
+tslearn's GAK (SVC on the precomputed GAK Gram, same CV as the kernels). Finite RNNs
+(``rnn``: NTK-initialised ReLU RNN, ``irnn``: identity-initialised, ``gru``) come from
+:class:`rntk.nn.RNNClassifier` (needs torch). Methods whose package is missing are
+skipped with a notice. Kernel methods see unit-norm series (the paper's
+pre-processing); RNNs and peers see the series as stored.
+
+Results are cached per (dataset, method, protocol) under ``OUT/cache/`` so an
+interrupted run resumes where it stopped.
+"""
+
+from . import published_results, stats
+from ._reports import write_reports
+from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
+from .published_results import load_paper_table, paper_accuracy
+from .stats import friedman_ranks, summary_metrics
+
+__all__ = ["METHODS", "PROTOCOLS", "friedman_ranks", "load_paper_table", "paper_accuracy",
+           "published_results", "run_benchmark", "run_precomputed_kernel", "stats",
+           "summary_metrics", "write_reports"]

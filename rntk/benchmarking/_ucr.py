@@ -1,0 +1,514 @@
+"""The UCR benchmark runner: data, folds, one runner per kind of method, the cache."""
+
+import hashlib
+import importlib.util
+import itertools
+import json
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.svm import SVC
+
+from .._estimators import RNTKClassifierCV
+from .._kernels import KERNELS, KernelSpec
+from .._model_selection import PAPER_C, PAPER_GRID, SVM_MAX_ITER, SVCFoldScorer, search_grams
+from .._utils import as_sequences, flatten_padded, unit_norm
+from ..datasets import list_ucr, load_ucr
+from ._reports import _json_default, write_reports
+
+__all__ = ["METHODS", "PROTOCOLS", "run_benchmark", "run_precomputed_kernel"]
+
+KERNEL_METHODS = ("rntk", "ntk", "rbf", "poly")
+RNN_METHODS = ("rnn", "irnn", "gru")
+PEER_METHODS = ("minirocket", "dtw1nn", "gak")
+METHODS = KERNEL_METHODS + RNN_METHODS + PEER_METHODS
+PAPER_COLUMNS = {"rntk": "RNTK", "ntk": "NTK", "rbf": "RBF", "poly": "POLY",
+                 "rnn": "GaussianRNN", "irnn": "IdentityRNN", "gru": "GRU"}
+_RNN_CELL = {"rnn": "ntk", "irnn": "irnn", "gru": "gru"}
+
+PROTOCOLS = {
+    "paper": {
+        "cv": 10,
+        "C": PAPER_C,
+        "rntk": {k: PAPER_GRID[k] for k in ("sigma_w", "sigma_b", "sigma_h")},
+        # depth varies fastest: one MLP-NTK pass gives every depth of a (sigma_w, sigma_b)
+        "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
+                "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
+                "n_layers": list(range(1, 11))},
+        "rbf": {"gamma": [0.01, 0.05, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 1.0, 2.0, 3.0, 4.0,
+                          5.0, 10.0, 20.0, 30.0, 40.0, 100.0]},
+        "poly": {"degree": [1, 2, 3, 4, 5], "coef0": [0.0, 0.1, 0.2, 0.5, 1.0, 2.0]},
+        "rnn_cv": 5,
+        "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
+                "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
+        "rnn_epochs": 200,
+    },
+    "fast": {
+        "cv": 5,
+        "C": [0.1, 1.0, 10.0, 100.0],
+        "rntk": {"sigma_w": [1.36, math.sqrt(2), 1.46], "sigma_b": [0.0, 0.1, 0.5, 1.0],
+                 "sigma_h": [0.0]},
+        "ntk": {"sigma_w": [math.sqrt(2)], "sigma_b": [0.0, 0.1, 1.0], "n_layers": [1, 2, 3]},
+        "rbf": {"gamma": [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]},
+        "poly": {"degree": [1, 2, 3], "coef0": [0.5, 1.0]},
+        "rnn_cv": 3,
+        "rnn": {"n_layers": [1], "hidden_size": [64], "lr": [1e-3]},
+        "rnn_epochs": 30,
+    },
+}
+
+
+def _grid(spec):
+    """Cartesian product in the order the keys are given (last key varies fastest)."""
+    keys = list(spec)
+    return [dict(zip(keys, vals)) for vals in itertools.product(*(spec[k] for k in keys))]
+
+
+def _grid_hash(protocol, method):
+    p = PROTOCOLS[protocol]
+    spec = {"cv": p["cv"], "C": p["C"], "grid": p.get(method),
+            "rnn": [p["rnn_cv"], p["rnn_epochs"]] if method in RNN_METHODS else None}
+    return hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- progress
+class _Progress:
+    """One status line on stderr: task k/N, settings done, elapsed and ETA."""
+
+    def __init__(self, n_tasks, stream=None, quiet=False):
+        self.n_tasks = n_tasks
+        self.stream = sys.stderr if stream is None else stream
+        self.quiet = quiet
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.task = 0
+        self.label = ""
+        self._last = 0.0
+        self.start = time.perf_counter()
+
+    def begin(self, label):
+        self.task += 1
+        self.label = label
+        self.t0 = time.perf_counter()
+        if not self.quiet:
+            self.stream.write(f"[{self.task}/{self.n_tasks}] {self.label} ...\n")
+            self.stream.flush()
+
+    def update(self, done, total, force=False):
+        now = time.perf_counter()
+        if self.quiet or (not force and now - self._last < (0.5 if self.tty else 10.0)):
+            return
+        self._last = now
+        el = now - self.t0
+        eta = f"{el / done * (total - done):7.1f}s" if done else "      ?"
+        bar = "#" * int(20 * done / max(total, 1))
+        msg = (f"[{self.task}/{self.n_tasks}] {self.label:<34} |{bar:<20}| {done}/{total} "
+               f"settings  {el:7.1f}s  ETA {eta}")
+        if self.tty:
+            self.stream.write("\r" + msg[:150].ljust(150))
+        else:
+            self.stream.write(msg + "\n")
+        self.stream.flush()
+
+    def end(self, text):
+        if self.quiet:
+            return
+        if self.tty:
+            self.stream.write("\r" + " " * 150 + "\r")
+        self.stream.write(f"[{self.task}/{self.n_tasks}] {self.label}: {text}\n")
+        self.stream.flush()
+
+    def notice(self, text):
+        if not self.quiet:
+            if self.tty:
+                self.stream.write("\r" + " " * 150 + "\r")
+            self.stream.write(f"notice: {text}\n")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------------- data
+class _Data:
+    """One dataset: raw and unit-norm series, flattened zero-padded versions."""
+
+    def __init__(self, name, data_home):
+        X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home)
+        self.name = name
+        self.X_train_raw, self.X_test_raw = X_train, X_test
+        self.y_train, self.y_test = np.asarray(y_train), np.asarray(y_test)
+        self.train = as_sequences(X_train, "X_train")
+        self.test = as_sequences(X_test, "X_test")
+        lengths = [len(s) for s in self.train + self.test]
+        self.t_max = max(lengths)
+        self.variable = min(lengths) != self.t_max
+        self.n_channels = self.train[0].shape[1]
+        self.train_n = unit_norm(self.train)
+        self.test_n = unit_norm(self.test)
+        # padding then unit norm = unit norm then padding (zeros do not change the norm)
+        self.flat_train = flatten_padded(self.train_n, self.t_max)
+        self.flat_test = flatten_padded(self.test_n, self.t_max)
+
+    def info(self):
+        lens = [len(s) for s in self.train + self.test]
+        return {"n_train": len(self.train), "n_test": len(self.test),
+                "min_length": int(min(lens)), "max_length": int(max(lens)),
+                "n_channels": int(self.n_channels),
+                "n_classes": int(len(np.unique(self.y_train))),
+                "variable_length": bool(self.variable)}
+
+
+def _folds(y, n_splits, seed):
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n_splits = max(2, min(n_splits, len(y)))
+    _, counts = np.unique(y, return_counts=True)
+    if counts.max() >= n_splits:
+        cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    else:
+        cv = KFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return list(cv.split(np.zeros((len(y), 1)), y))
+
+
+# --------------------------------------------------------------------------- kernel CV
+def _gak_spec():
+    """Tslearn's global alignment kernel, as a registry entry (a peer: needs tslearn)."""
+    from tslearn.metrics import cdist_gak
+
+    def gram(A, B=None, *, n_jobs=None, sigma=1.0):
+        return cdist_gak(A, B, sigma=sigma, n_jobs=n_jobs)
+
+    return KernelSpec("gak", gram, "tslearn", "tslearn global alignment kernel")
+
+
+def _kernel_inputs(spec, data):
+    """Training and test inputs in the layout the kernel reads."""
+    if spec.input == "sequences":
+        return data.train_n, data.test_n
+    if spec.input == "vectors":
+        return data.flat_train, data.flat_test
+    from tslearn.utils import to_time_series_dataset
+
+    return to_time_series_dataset(data.train_n), to_time_series_dataset(data.test_n)
+
+
+def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=None):
+    """C-SVM on a registry kernel, selected by the estimators' search engine.
+
+    Every (kernel setting, C) candidate is scored on the folds with one training Gram
+    per setting (:func:`rntk._model_selection.search_grams`, as in
+    :class:`rntk.RNTKClassifierCV`); the best is refit and tested.
+
+    Parameters
+    ----------
+    spec : KernelSpec
+        The kernel (an entry of the registry).
+    data : _Data
+        The dataset.
+    settings : list of dict
+        Kernel parameters of each setting, in grid order.
+    Cs : list of float
+        SVC costs.
+    splits : list of (train, test) index arrays
+        The folds.
+    n_jobs : int, default=1
+        Threads of the Grams and of the fold fits.
+    progress : _Progress, optional
+        Progress line.
+
+    Returns
+    -------
+    result : dict
+        Accuracy, CV score, selected parameters, times and unconverged fits.
+    """
+    A_train, A_test = _kernel_inputs(spec, data)
+    candidates = [{**p, "C": C} for p in settings for C in Cs]
+    groups = [list(range(k * len(Cs), (k + 1) * len(Cs))) for k in range(len(settings))]
+    scorer = SVCFoldScorer()
+    report = None if progress is None else (lambda done, total, best: progress.update(done,
+                                                                                     total))
+    t = time.perf_counter()
+    outcome = search_grams(spec.iter_grams(A_train, settings, n_jobs=n_jobs), groups,
+                           candidates, data.y_train, splits, scorer, n_jobs=n_jobs,
+                           progress=report)
+    search_time = time.perf_counter() - t
+    gram_time = float(sum(outcome.kernel_time[g[0]] for g in groups))
+    if outcome.best_index < 0:
+        raise ValueError(f"every {spec.name} setting gave a non-finite Gram on {data.name}")
+    best = candidates[outcome.best_index]
+    kernel_params = {k: v for k, v in best.items() if k != "C"}
+    t = time.perf_counter()
+    svc = SVC(kernel="precomputed", C=best["C"], max_iter=SVM_MAX_ITER)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(outcome.best_gram, data.y_train)
+    fit_time = search_time - gram_time + time.perf_counter() - t
+    t = time.perf_counter()
+    K_test = spec.gram(A_test, A_train, n_jobs=n_jobs, **kernel_params)
+    t_gram_test = time.perf_counter() - t
+    pred = svc.predict(K_test)
+    return {
+        "accuracy": float(np.mean(pred == data.y_test)),
+        "cv_score": float(np.mean(outcome.scores[outcome.best_index])),
+        "params": best,
+        "n_settings": len(candidates),
+        "gram_time": gram_time + t_gram_test,
+        "fit_time": fit_time,
+        "predict_time": time.perf_counter() - t,
+        "engine": "precomputed-kernel CV",
+        "unconverged_fits": int(scorer.unconverged),
+    }
+
+
+def _run_kernel(method, data, protocol, splits, n_jobs, progress):
+    P = PROTOCOLS[protocol]
+    if method == "rntk":
+        return _run_rntk_estimator(data, protocol, splits, n_jobs, progress)
+    if method == "gak":
+        from tslearn.metrics import sigma_gak
+
+        spec = _gak_spec()
+        settings = [{"sigma": float(sigma_gak(_kernel_inputs(spec, data)[0]))}]
+    else:
+        spec = KERNELS[method]
+        settings = _grid(P[method])
+    return run_precomputed_kernel(spec, data, settings, P["C"], splits, n_jobs, progress)
+
+
+def _run_rntk_estimator(data, protocol, splits, n_jobs, progress):
+    """RNTK through ``RNTKClassifierCV`` (one Gram per kernel setting)."""
+    P = PROTOCOLS[protocol]
+    grid = {**{k: list(v) for k, v in P["rntk"].items()}, "C": list(P["C"])}
+    n_settings = len(_grid(P["rntk"]))
+    est = RNTKClassifierCV(param_grid=grid, cv=splits, normalize=True, n_jobs=n_jobs,
+                  verbose=0 if progress.quiet else 1)
+    t = time.perf_counter()
+    est.fit(data.train, data.y_train)
+    fit_wall = time.perf_counter() - t
+    res = est.cv_results_
+    n_c = len(P["C"])
+    first_c = np.array([c["C"] == P["C"][0] for c in res["params"]])
+    gram_time = float(np.sum(np.asarray(res["kernel_time"])[first_c]))
+    t = time.perf_counter()
+    pred = est.predict(data.test)
+    predict_time = time.perf_counter() - t
+    best = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
+            for k, v in est.best_params_.items()}
+    return {
+        "accuracy": float(np.mean(pred == data.y_test)),
+        "cv_score": float(est.best_score_),
+        "params": best,
+        "n_settings": n_settings * n_c,
+        "gram_time": gram_time,
+        "fit_time": fit_wall - (gram_time if np.isfinite(gram_time) else 0.0),
+        "predict_time": predict_time,
+        "engine": "RNTKClassifierCV",
+    }
+
+
+# --------------------------------------------------------------------------- RNNs, peers
+def _missing(method):
+    """Why a method cannot run here (None when it can)."""
+    if method in RNN_METHODS:
+        if importlib.util.find_spec("torch") is None:
+            return "torch is not installed (pip install rntk[torch])"
+        try:
+            from ..nn import RNNClassifier  # noqa: F401
+        except ImportError as exc:
+            return f"rntk.nn.RNNClassifier is not available ({exc})"
+        return None
+    pkg = {"minirocket": "aeon", "dtw1nn": "aeon", "gak": "tslearn"}.get(method)
+    if pkg is not None and importlib.util.find_spec(pkg) is None:
+        return f"{pkg} is not installed (pip install rntk[bench])"
+    return None
+
+
+def _run_rnn(method, data, protocol, seed, progress):
+    from sklearn.model_selection import GridSearchCV
+
+    from ..nn import RNNClassifier
+
+    P = PROTOCOLS[protocol]
+    grid = {k: list(v) for k, v in P["rnn"].items()}
+    base = RNNClassifier(cell=_RNN_CELL[method], max_epochs=P["rnn_epochs"], patience=5,
+                         random_state=seed)
+    splits = _folds(data.y_train, P["rnn_cv"], seed)
+    n = len(_grid(P["rnn"]))
+    t = time.perf_counter()
+    search = GridSearchCV(base, grid, cv=splits, refit=True, error_score="raise")
+    search.fit(data.X_train_raw, data.y_train)
+    fit_time = time.perf_counter() - t
+    t = time.perf_counter()
+    pred = search.predict(data.X_test_raw)
+    return {"accuracy": float(np.mean(pred == data.y_test)),
+            "cv_score": float(search.best_score_), "params": search.best_params_,
+            "n_settings": n, "gram_time": 0.0, "fit_time": fit_time,
+            "predict_time": time.perf_counter() - t, "engine": "rntk.nn.RNNClassifier"}
+
+
+def _aeon_layout(seqs, pad_to=None):
+    """Convert to aeon's channel-major layout: (n, m, T) array or list of (m, T_i) arrays."""
+    if pad_to is not None:
+        out = np.zeros((len(seqs), seqs[0].shape[1], pad_to))
+        for i, s in enumerate(seqs):
+            out[i, :, : len(s)] = s.T
+        return out
+    if len({len(s) for s in seqs}) == 1:
+        return np.stack([s.T for s in seqs])
+    return [np.ascontiguousarray(s.T) for s in seqs]
+
+
+def _run_peer(method, data, protocol, splits, n_jobs, seed, progress):
+    if method == "gak":
+        res = _run_kernel("gak", data, protocol, splits, n_jobs, progress)
+        res["engine"] = "tslearn cdist_gak + SVC"
+        return res
+    if method == "minirocket":
+        from aeon.classification.convolution_based import MiniRocketClassifier
+
+        clf = MiniRocketClassifier(random_state=seed, n_jobs=n_jobs or 1)
+        pad = data.t_max if data.variable else None
+        Xtr, Xte = _aeon_layout(data.train, pad), _aeon_layout(data.test, pad)
+    else:
+        from aeon.classification.distance_based import KNeighborsTimeSeriesClassifier
+
+        clf = KNeighborsTimeSeriesClassifier(n_neighbors=1, distance="dtw", n_jobs=n_jobs or 1)
+        Xtr, Xte = _aeon_layout(data.train), _aeon_layout(data.test)
+    t = time.perf_counter()
+    clf.fit(Xtr, data.y_train)
+    fit_time = time.perf_counter() - t
+    t = time.perf_counter()
+    pred = clf.predict(Xte)
+    return {"accuracy": float(np.mean(pred == data.y_test)), "cv_score": float("nan"),
+            "params": {}, "n_settings": 1, "gram_time": 0.0, "fit_time": fit_time,
+            "predict_time": time.perf_counter() - t, "engine": f"aeon {type(clf).__name__}"}
+
+
+# --------------------------------------------------------------------------- driver
+def _padded(method, data):
+    return bool(data.variable and method in ("ntk", "rbf", "poly", "minirocket"))
+
+
+def _resolve_datasets(spec, data_home, paper):
+    rows = list_ucr(data_home)
+    available = [r["name"] for r in rows]
+    if spec in ("all", None):
+        return available
+    if spec == "table2":
+        chosen = [n for n in available if n in paper]
+        if not chosen:
+            raise SystemExit("error: none of the available datasets is in the paper's Table 2")
+        return chosen
+    names = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise SystemExit(f"error: unknown dataset(s) {', '.join(unknown)}; available: "
+                         f"{', '.join(available)}")
+    return names
+
+
+def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="results/ucr",
+                  n_jobs=1, seed=0, paper=None, force=False, quiet=False, stream=None,
+                  report_only=False):
+    """Run the benchmark and write the result files; return the list of result rows.
+
+    Parameters
+    ----------
+    datasets : list of str
+        Dataset names (see :func:`rntk.datasets.list_ucr`).
+    methods : list of str
+        Methods among :data:`METHODS`; missing packages are skipped with a notice.
+    protocol : {"paper", "fast"}, default="paper"
+        Grids and number of folds (see the module docstring).
+    data_home : str or path-like, optional
+        UCR folder (default ``$RNTK_DATA``, then the bundled datasets).
+    out : str or path-like, default="results/ucr"
+        Output folder; ``out/cache`` holds one JSON per (dataset, method, protocol).
+    n_jobs : int, default=1
+        Threads of the Gram computations.
+    seed : int, default=0
+        Seed of the fold shuffling and of the finite networks.
+    paper : dict, optional
+        ``{dataset: {column: accuracy %}}``, the paper's Table 2.
+    force : bool, default=False
+        Recompute even when a cached result exists.
+    quiet : bool, default=False
+        No progress output.
+    stream : file, optional
+        Where progress goes (default stderr).
+    report_only : bool, default=False
+        Compute nothing: write the reports from the cached results only.
+
+    Returns
+    -------
+    rows : list of dict
+        One row per (dataset, method) that ran (or was cached).
+    """
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {sorted(PROTOCOLS)}; got {protocol!r}")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; choose among {', '.join(METHODS)}")
+    paper = paper or {}
+    out = Path(out)
+    cache = out / "cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    progress = _Progress(len(datasets) * len(methods), stream=stream, quiet=quiet)
+    runnable = []
+    for m in methods:
+        why = None if report_only else _missing(m)
+        if why:
+            progress.notice(f"skipping method {m!r}: {why}")
+        else:
+            runnable.append(m)
+    progress.n_tasks = len(datasets) * len(runnable)
+    t_run = time.perf_counter()
+    rows = []
+    for name in datasets:
+        data = None
+        for method in runnable:
+            path = cache / f"{name}__{method}__{protocol}.json"
+            key = _grid_hash(protocol, method)
+            if path.is_file() and not force:
+                cached = json.loads(path.read_text())
+                if cached.get("grid_hash") == key and cached.get("seed") == seed:
+                    progress.task += 1
+                    rows.append(cached)
+                    continue
+            if report_only:
+                progress.notice(f"no cached result for {name} / {method}")
+                continue
+            if data is None:
+                data = _Data(name, data_home)
+                splits = _folds(data.y_train, PROTOCOLS[protocol]["cv"], seed)
+            progress.begin(f"{name} | {method}")
+            t = time.perf_counter()
+            if method in KERNEL_METHODS:
+                res = _run_kernel(method, data, protocol, splits, n_jobs, progress)
+            elif method in RNN_METHODS:
+                res = _run_rnn(method, data, protocol, seed, progress)
+            else:
+                res = _run_peer(method, data, protocol, splits, n_jobs, seed, progress)
+            res["total_time"] = time.perf_counter() - t
+            col = PAPER_COLUMNS.get(method)
+            res.update({
+                "dataset": name, "method": method, "protocol": protocol, "seed": seed,
+                "padded": _padded(method, data),
+                "paper": paper.get(name, {}).get(col) if col else None,
+                "grid_hash": key, **data.info(),
+            })
+            res["params"] = {k: (float(v) if isinstance(v, np.floating) else v)
+                             for k, v in res["params"].items()}
+            path.write_text(json.dumps(res, indent=1, default=_json_default))
+            progress.end(f"accuracy {100 * res['accuracy']:.2f}%"
+                         + (f" (paper {res['paper']:.2f}%)" if res["paper"] is not None else "")
+                         + f" in {res['total_time']:.1f}s")
+            rows.append(res)
+    write_reports(rows, out, paper, wall_time=time.perf_counter() - t_run, quiet=quiet,
+                  stream=stream)
+    return rows
+
+
