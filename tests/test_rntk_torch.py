@@ -8,8 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from rntk import rntk_kernel  # noqa: E402
-from rntk.nn import rntk_kernel_torch  # noqa: E402
-from rntk.nn import rntk_gram_log_gradient  # noqa: E402
+from rntk.nn import rntk_gram_log_gradient, rntk_kernel_torch  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

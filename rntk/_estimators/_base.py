@@ -5,11 +5,12 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
-from .._utils import unit_norm, validate_fit_data, validate_predict_data
+from .._utils import DOC, fill_doc, unit_norm, validate_fit_data, validate_predict_data
 
 __all__ = ["PrecomputedSequenceEstimator", "RNTKKernelMixin"]
 
 
+@fill_doc(**DOC)
 class PrecomputedSequenceEstimator(BaseEstimator):
     """Base of the estimators that fit a precomputed-kernel model on sequences.
 
@@ -64,6 +65,20 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         if len(cols):
             K[:, cols] = self._gram(xs, [self.X_fit_[j] for j in cols])
         return K
+
+    def predict(self, X):
+        """Predict labels or targets of series with the model fitted on the training Gram.
+
+        {X_predict}
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions of the inner model on the kernel of ``X`` against the
+            training series.
+        """
+        K = self._test_gram(X)  # checks that the estimator is fitted
+        return self.estimator_.predict(K)
 
     def _fit(self, X, y, sample_weight=None):
         xs, y = self._validate_fit(X, y)

@@ -13,7 +13,7 @@ from .._model_selection import (
     SVCFoldScorer,
     kernel_ridge_score,
 )
-from .._utils import fill_doc
+from .._utils import fill_doc, store_init_params
 from ._rntk import RNTKClassifier, RNTKRegressor
 
 __all__ = ["RNTKClassifierCV", "RNTKRegressorCV"]
@@ -127,24 +127,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], activation=_D["activation"],
                  kind=_D["kind"], C=1.0, class_weight=None, normalize=True, refit=True,
                  n_jobs=None, verbose=0, error_score=np.nan):
-        self.param_grid = param_grid
-        self.cv = cv
-        self.scoring = scoring
-        self.n_layers = n_layers
-        self.sigma_w = sigma_w
-        self.sigma_u = sigma_u
-        self.sigma_b = sigma_b
-        self.sigma_h = sigma_h
-        self.sigma_v = sigma_v
-        self.activation = activation
-        self.kind = kind
-        self.C = C
-        self.class_weight = class_weight
-        self.normalize = normalize
-        self.refit = refit
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.error_score = error_score
+        store_init_params(self, locals())
 
     @staticmethod
     def _default_grid():
@@ -247,23 +230,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], activation=_D["activation"],
                  kind=_D["kind"], alpha=1.0, normalize=False, refit=True, n_jobs=None, verbose=0,
                  error_score=np.nan):
-        self.param_grid = param_grid
-        self.cv = cv
-        self.scoring = scoring
-        self.n_layers = n_layers
-        self.sigma_w = sigma_w
-        self.sigma_u = sigma_u
-        self.sigma_b = sigma_b
-        self.sigma_h = sigma_h
-        self.sigma_v = sigma_v
-        self.activation = activation
-        self.kind = kind
-        self.alpha = alpha
-        self.normalize = normalize
-        self.refit = refit
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-        self.error_score = error_score
+        store_init_params(self, locals())
 
     @staticmethod
     def _default_grid():

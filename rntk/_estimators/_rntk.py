@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._utils import fill_doc
+from .._utils import DOC, fill_doc, store_init_params
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 
 __all__ = ["RNTKClassifier", "RNTKRegressor"]
@@ -21,7 +21,7 @@ _CONSTRAINTS = {
 }
 
 
-@fill_doc(kernel_doc=RNTK_PARAMS_DOC)
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
 class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstimator):
     """Support vector classifier on the Recurrent Neural Tangent Kernel.
 
@@ -98,18 +98,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], C=1.0, class_weight=None,
                  normalize=True, n_jobs=None):
-        self.n_layers = n_layers
-        self.sigma_w = sigma_w
-        self.sigma_u = sigma_u
-        self.sigma_b = sigma_b
-        self.sigma_h = sigma_h
-        self.sigma_v = sigma_v
-        self.activation = activation
-        self.kind = kind
-        self.C = C
-        self.class_weight = class_weight
-        self.normalize = normalize
-        self.n_jobs = n_jobs
+        store_init_params(self, locals())
 
     def _make_inner(self):
         return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
@@ -127,9 +116,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-            Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``
-            / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding).
+        {X_fit}
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -143,10 +130,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     def decision_function(self, X):
         """Evaluate the SVC decision function on series.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout accepted by :meth:`fit`.
+        {X_predict}
 
         Returns
         -------
@@ -157,26 +141,10 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         K = self._test_gram(X)
         return self.estimator_.decision_function(K)
 
-    def predict(self, X):
-        """Predict class labels of series.
-
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout accepted by :meth:`fit`.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted labels.
-        """
-        K = self._test_gram(X)
-        return self.estimator_.predict(K)
 
 
 
-
-@fill_doc(kernel_doc=RNTK_PARAMS_DOC)
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
 class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                     PrecomputedSequenceEstimator):
     """Kernel ridge regression on the Recurrent Neural Tangent Kernel.
@@ -238,17 +206,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], alpha=1.0, normalize=False,
                  n_jobs=None):
-        self.n_layers = n_layers
-        self.sigma_w = sigma_w
-        self.sigma_u = sigma_u
-        self.sigma_b = sigma_b
-        self.sigma_h = sigma_h
-        self.sigma_v = sigma_v
-        self.activation = activation
-        self.kind = kind
-        self.alpha = alpha
-        self.normalize = normalize
-        self.n_jobs = n_jobs
+        store_init_params(self, locals())
 
     def _make_inner(self):
         return KernelRidge(alpha=self.alpha, kernel="precomputed")
@@ -262,9 +220,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-            Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``
-            / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding).
+        {X_fit}
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets.
 
@@ -274,19 +230,3 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
             The fitted regressor.
         """
         return self._fit(X, y)
-
-    def predict(self, X):
-        """Predict targets of series.
-
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout accepted by :meth:`fit`.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
-            Predictions.
-        """
-        K = self._test_gram(X)
-        return self.estimator_.predict(K)

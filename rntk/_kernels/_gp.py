@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter, Kernel
 
-from .._utils import as_sequences, fill_doc
+from .._utils import as_sequences, fill_doc, store_init_params
 from ._params import RNTK_DEFAULTS as _D
 from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES
 from ._rntk import rntk_diag, rntk_kernel
@@ -91,20 +91,7 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
                  activation=_D["activation"], kind=_D["kind"], sigma_w_bounds=(1e-3, 1e3),
                  sigma_u_bounds=(1e-3, 1e3), sigma_b_bounds=(1e-3, 1e3),
                  sigma_h_bounds=(1e-3, 1e3), sigma_v_bounds=(1e-3, 1e3), n_jobs=None):
-        self.n_layers = n_layers
-        self.sigma_w = sigma_w
-        self.sigma_u = sigma_u
-        self.sigma_b = sigma_b
-        self.sigma_h = sigma_h
-        self.sigma_v = sigma_v
-        self.activation = activation
-        self.kind = kind
-        self.sigma_w_bounds = sigma_w_bounds
-        self.sigma_u_bounds = sigma_u_bounds
-        self.sigma_b_bounds = sigma_b_bounds
-        self.sigma_h_bounds = sigma_h_bounds
-        self.sigma_v_bounds = sigma_v_bounds
-        self.n_jobs = n_jobs
+        store_init_params(self, locals())
 
     # -- hyperparameters -------------------------------------------------------------
     def _hyperparameter(self, name):

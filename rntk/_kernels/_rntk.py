@@ -25,15 +25,17 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils import (
+    DOC,
     JIT_OPTIONS,
     as_sequences,
     check_n_jobs,
     check_nonnegative,
     check_same_channels,
+    fill_doc,
     numba_threads,
     pack_end_aligned,
 )
-from ._params import ACTIVATIONS, KINDS, RNTK_DEFAULTS
+from ._params import ACTIVATIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
@@ -309,6 +311,7 @@ def _items(n_rows, n_cols, symmetric):
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
+@fill_doc(kernel_params=RNTK_PARAMS_DOC, **DOC)
 def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
@@ -322,30 +325,11 @@ def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
 
     Parameters
     ----------
-    X : array-like of shape (n_X, T) or (n_X, T, n_channels), or list of arrays
-        Sequences: 2-D univariate, 3-D time-major multivariate, or a list of
-        ``(T_i,)`` / ``(T_i, n_channels)`` arrays. Trailing NaN steps are padding.
+    {X_sequences}
     Y : same layout as X, default=None
         Second set. ``None`` computes ``K(X, X)``, symmetric, whose diagonal pairs
         each sample with itself (it then carries the ``sigma_h`` term).
-    n_layers : int, default=1
-        Number of recurrent layers ``L``.
-    sigma_w : float or array-like of shape (n_layers,), default=sqrt(2)
-        Recurrent weight scale of each layer.
-    sigma_u : float or array-like of shape (n_layers,), default=1.0
-        Input weight scale of each layer (layer 1 reads the data, divided by the
-        channel count).
-    sigma_b : float or array-like of shape (n_layers,), default=0.0
-        Bias scale of each layer.
-    sigma_h : float, default=0.0
-        Standard deviation of the initial hidden state.
-    sigma_v : float, default=1.0
-        Output weight scale.
-    activation : {"relu", "erf", "linear"}, default="relu"
-        Nonlinearity, with analytic expectations.
-    kind : {"ntk", "nngp"}, default="ntk"
-        ``"ntk"`` is the RNTK ``Theta``; ``"nngp"`` the output Gaussian-process
-        kernel ``K`` of the untrained network.
+    {kernel_params}
     n_jobs : int, default=None
         Numba threads for this call (``None``: the current setting, ``-1``: all).
         The previous thread count is restored afterwards.

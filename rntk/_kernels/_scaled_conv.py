@@ -24,10 +24,12 @@ import numpy as np
 from numba import njit, prange
 
 from .._utils import (
+    DOC,
     as_sequences,
     blas_threads,
     check_nonnegative,
     check_same_channels,
+    fill_doc,
     numba_threads,
     pack_end_aligned,
 )
@@ -35,6 +37,14 @@ from .._utils import (
 __all__ = ["scaled_conv_rho", "scaled_conv_kernel"]
 
 OUTPUTS = ("last", "sequence")
+
+#: The numpydoc entries of the variances of a linear RNN (kernel, estimator, model).
+LINEAR_RNN_VARIANCES_DOC = """nu_w : float, default=0.3
+    Variance of the recurrent weights (``nu_w < 1`` for a stable network).
+nu_f : float, default=1.0
+    Variance of the input weights.
+nu_c : float, default=1.0
+    Variance of the output weights."""
 
 
 def scaled_conv_rho(T, *, nu_w=0.3, nu_f=1.0, nu_c=1.0):
@@ -192,6 +202,7 @@ def _check_finite(out):
         )
 
 
+@fill_doc(linear_rnn_variances=LINEAR_RNN_VARIANCES_DOC, **DOC)
 def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, output="last",
                        n_jobs=None):
     r"""Gram matrix of the linear-RNN NTK, the scaled 1-D convolution kernel.
@@ -209,17 +220,10 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
 
     Parameters
     ----------
-    X : array-like of shape (n_X, T) or (n_X, T, n_channels), or list of arrays
-        Sequences: 2-D univariate, 3-D time-major multivariate, or a list of
-        ``(T_i,)`` / ``(T_i, n_channels)`` arrays. Trailing NaN steps are padding.
+    {X_sequences}
     Y : same layout as X, default=None
         Second set; ``None`` means ``Y = X``.
-    nu_w : float, default=0.3
-        Variance of the recurrent weights (``nu_w < 1`` for a stable network).
-    nu_f : float, default=1.0
-        Variance of the input weights.
-    nu_c : float, default=1.0
-        Variance of the output weights.
+    {linear_rnn_variances}
     rho : array-like of shape (n_taps,), default=None
         Explicit non-negative tap scales ``rho_0, rho_1, ...``, overriding the
         ``nu`` parameters (all ones: the NTK of an unscaled convolution). At least

@@ -8,10 +8,15 @@ these functions need PyTorch, imported when they are called.
 
 import numpy as np
 
-from .._utils import as_sequences, check_same_channels
+from .._utils import as_sequences, check_same_channels, fill_doc
 from ._params import RNTK_DEFAULTS as _D
 
 __all__ = ["sensitivity", "mean_sensitivity"]
+
+_RAISES_TORCH = """Raises
+------
+ImportError
+    If PyTorch is not installed (the gradients are torch's autograd)."""
 
 
 def _torch():
@@ -42,6 +47,7 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
     return X.grad.numpy()
 
 
+@fill_doc(raises_torch=_RAISES_TORCH)
 def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
@@ -67,10 +73,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     s : ndarray of shape (T,)
         The Euclidean norm of the gradient with respect to ``x_t``, ``t = 1..T``.
 
-    Raises
-    ------
-    ImportError
-        If PyTorch is not installed.
+    {raises_torch}
 
     See Also
     --------
@@ -97,6 +100,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     return s / s.max() if normalize and s.max() > 0 else s
 
 
+@fill_doc(raises_torch=_RAISES_TORCH)
 def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None, batch_size=500,
                      normalize=False, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                      sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
@@ -129,10 +133,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
     s : ndarray of shape (n_timesteps,)
         The mean sensitivity at each step.
 
-    Raises
-    ------
-    ImportError
-        If PyTorch is not installed.
+    {raises_torch}
 
     See Also
     --------

@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._utils import validate_fit_data
+from .._utils import DOC, fill_doc, validate_fit_data
 
 __all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
            "search_grams"]
@@ -210,6 +210,7 @@ def results_dict(candidates, scores, kernel_time, fit_time):
     return results
 
 
+@fill_doc(**DOC)
 class BaseKernelSearchCV(BaseEstimator):
     """Grid search over a precomputed-kernel estimator, one Gram per kernel setting.
 
@@ -347,10 +348,7 @@ class BaseKernelSearchCV(BaseEstimator):
     def predict(self, X):
         """Predict with the refitted best estimator.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout accepted by :meth:`fit`.
+        {X_predict}
 
         Returns
         -------

@@ -1,6 +1,6 @@
 """Private helpers shared by the kernels, the estimators and :mod:`rntk.nn`."""
 
-from ._docs import fill_doc
+from ._docs import DOC, fill_doc
 from ._sequences import (
     as_sequences,
     check_same_channels,
@@ -13,11 +13,12 @@ from ._validation import (
     check_int,
     check_n_jobs,
     check_nonnegative,
+    store_init_params,
     validate_fit_data,
     validate_predict_data,
 )
 
-__all__ = ["JIT_OPTIONS", "as_sequences", "blas_threads", "check_int", "check_n_jobs",
+__all__ = ["DOC", "JIT_OPTIONS", "as_sequences", "blas_threads", "check_int", "check_n_jobs",
            "check_nonnegative", "check_same_channels", "fill_doc", "flatten_padded",
-           "numba_threads", "pack_end_aligned", "unit_norm", "validate_fit_data",
-           "validate_predict_data"]
+           "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
+           "validate_fit_data", "validate_predict_data"]

@@ -2,7 +2,24 @@
 
 import re
 
-__all__ = ["fill_doc"]
+__all__ = ["DOC", "fill_doc"]
+
+#: Numpydoc entries shared by many functions and methods.
+DOC = {
+    "X_sequences": (
+        "X : array-like of shape (n_X, T) or (n_X, T, n_channels), or list of arrays\n"
+        "    Sequences: 2-D univariate, 3-D time-major multivariate, or a list of\n"
+        "    ``(T_i,)`` / ``(T_i, n_channels)`` arrays. Trailing NaN steps are padding."),
+    "X_fit": (
+        "X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list\n"
+        "    Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``\n"
+        "    / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding)."),
+    "X_predict": (
+        "Parameters\n"
+        "----------\n"
+        "X : array-like or list of arrays\n"
+        "    Series, in any layout accepted by :meth:`fit`."),
+}
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -11,7 +28,8 @@ def fill_doc(**pieces):
     """Return a decorator replacing ``{name}`` fields of a docstring by given pieces.
 
     Only the named fields are replaced, so other braces (dicts in examples) need no
-    escaping. A piece of several lines is indented like the line of its field.
+    escaping. A piece of several lines is indented like the line of its field. On a
+    class, the docstrings of its methods are filled too.
 
     Parameters
     ----------
@@ -29,12 +47,20 @@ def fill_doc(**pieces):
             return match.group(0)
         return pieces[name].strip("\n").replace("\n", "\n" + indent)
 
-    def decorate(obj):
+    def filled(doc):
         lines = []
-        for line in (obj.__doc__ or "").split("\n"):
+        for line in doc.split("\n"):
             indent = line[: len(line) - len(line.lstrip())]
             lines.append(_FIELD.sub(lambda m, indent=indent: fill(m, indent), line))
-        obj.__doc__ = "\n".join(lines)
+        return "\n".join(lines)
+
+    def decorate(obj):
+        if obj.__doc__:
+            obj.__doc__ = filled(obj.__doc__)
+        if isinstance(obj, type):  # the methods of a class too
+            for member in vars(obj).values():
+                if callable(member) and getattr(member, "__doc__", None):
+                    member.__doc__ = filled(member.__doc__)
         return obj
 
     return decorate

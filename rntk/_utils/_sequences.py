@@ -62,6 +62,35 @@ def _trim_series(s, name, i):
     return np.ascontiguousarray(s)
 
 
+def series_2d(a, name):
+    """Return one series as a ``(T, m)`` array (or tensor): ``(T,)`` gets one channel.
+
+    Parameters
+    ----------
+    a : ndarray or tensor
+        The series.
+    name : str
+        Its name, for error messages.
+
+    Returns
+    -------
+    a : ndarray or tensor of shape (T, m)
+        The series with a channel axis.
+    """
+    if a.ndim == 0:
+        raise ValueError(
+            f"{name} is a scalar; each series must be an array of shape (T,) or (T, n_channels)"
+        )
+    if a.ndim == 1:
+        return a[:, None]
+    if a.ndim != 2:
+        raise ValueError(
+            f"{name} has {a.ndim} dimensions; each series must have shape (T,) or "
+            "(T, n_channels)"
+        )
+    return a
+
+
 def as_sequences(X, name="X"):
     """Convert any accepted input layout into a list of ``(T_i, m)`` float64 arrays.
 
@@ -88,22 +117,8 @@ def as_sequences(X, name="X"):
     if isinstance(X, (list, tuple)):
         if len(X) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
-        raw = []
-        for i, s in enumerate(X):
-            a = _as_float_array(s, f"{name}[{i}]")
-            if a.ndim == 0:
-                raise ValueError(
-                    f"{name}[{i}] is a scalar; each series must be an array of shape "
-                    "(T,) or (T, n_channels)"
-                )
-            if a.ndim == 1:
-                a = a[:, None]
-            elif a.ndim != 2:
-                raise ValueError(
-                    f"{name}[{i}] has {a.ndim} dimensions; each series must have shape "
-                    "(T,) or (T, n_channels)"
-                )
-            raw.append(a)
+        raw = [series_2d(_as_float_array(s, f"{name}[{i}]"), f"{name}[{i}]")
+               for i, s in enumerate(X)]
     else:
         if hasattr(X, "__array__") or isinstance(X, np.ndarray):
             a = _as_float_array(X, name)

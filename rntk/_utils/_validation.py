@@ -216,3 +216,21 @@ def validate_predict_data(est, X):
             f"fitted on series with {est.n_channels_in_} channel(s)"
         )
     return xs
+
+
+def store_init_params(est, params):
+    """Store every argument of an estimator's ``__init__`` as an attribute, unchanged.
+
+    The scikit-learn contract: ``__init__`` only records its arguments (validation
+    happens in ``fit``). Call it as ``store_init_params(self, locals())``.
+
+    Parameters
+    ----------
+    est : object
+        The estimator being constructed.
+    params : dict
+        ``locals()`` of its ``__init__``.
+    """
+    for name, value in params.items():
+        if name not in ("self", "__class__"):
+            setattr(est, name, value)

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_sequence
 
-from .._utils import validate_fit_data, validate_predict_data
+from .._utils import DOC, fill_doc, validate_fit_data, validate_predict_data
 from ._elman import ElmanRNN
 
 __all__ = ["RNNClassifier"]
@@ -79,6 +79,7 @@ class _TorchRNN(nn.Module):
         return self.readout(h_n[-1])
 
 
+@fill_doc(**DOC)
 class RNNClassifier(ClassifierMixin, BaseEstimator):
     """A recurrent network trained by gradient descent, as a scikit-learn classifier.
 
@@ -362,10 +363,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         """Network outputs (logits) for each class.
 
-        Parameters
-        ----------
-        X : array-like or list of series
-            Series to score.
+        {X_predict}
 
         Returns
         -------
@@ -382,10 +380,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """Class probabilities (softmax of the network outputs).
 
-        Parameters
-        ----------
-        X : array-like or list of series
-            Series to classify.
+        {X_predict}
 
         Returns
         -------
@@ -400,10 +395,7 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         """Predicted class of each series.
 
-        Parameters
-        ----------
-        X : array-like or list of series
-            Series to classify.
+        {X_predict}
 
         Returns
         -------

@@ -360,9 +360,7 @@ class ElmanRNN(nn.Module):
         --------
         >>> import torch
         >>> from rntk.nn import ElmanRNN
-        >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
-        <torch._C.Generator object at ...>
-        >>> net = ElmanRNN(1, 32).double()
+        >>> net = ElmanRNN(1, 32).double()  # the shape does not depend on the draw
         >>> net.ntk([torch.tensor([1.0, -1.0, 1.0]), torch.tensor([0.5, 0.2])]).shape
         (2, 2)
         """

@@ -16,8 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._kernels._scaled_conv import _check_rho
-from .._utils import check_int
+from .._kernels._scaled_conv import LINEAR_RNN_VARIANCES_DOC, _check_rho
+from .._utils import check_int, fill_doc
 
 __all__ = ["LinearRNN", "ScaledConv1d", "impulse_response"]
 
@@ -53,6 +53,7 @@ def _causal_filter(x, taps):
     return nn.functional.conv1d(xt, weight).transpose(1, 2)
 
 
+@fill_doc(linear_rnn_variances=LINEAR_RNN_VARIANCES_DOC)
 class LinearRNN(nn.Module):
     r"""Linear RNN in the parameterisation of Emami et al. (eq. 1, 4).
 
@@ -70,12 +71,7 @@ class LinearRNN(nn.Module):
         Output channels ``n_y``.
     hidden_size : int
         Width ``n``.
-    nu_w : float, default=0.3
-        Variance of the recurrent weights (``nu_w < 1`` for a stable network).
-    nu_f : float, default=1.0
-        Variance of the input weights.
-    nu_c : float, default=1.0
-        Variance of the output weights.
+    {linear_rnn_variances}
     dtype : torch.dtype, default=None
         Parameter dtype (``None``: torch's default, use ``torch.float64`` for NTKs).
 

@@ -28,6 +28,7 @@ import torch
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._rntk import _check_params
 from .._utils import as_sequences, check_nonnegative
+from .._utils._sequences import series_2d
 
 __all__ = ["rntk_kernel_torch", "rntk_gram_log_gradient"]
 
@@ -65,17 +66,8 @@ def _as_tensor_sequences(X, name, dtype, device):
             )
         raw = list(X[:, :, None] if X.ndim == 2 else X)
     elif isinstance(X, (list, tuple)) and any(isinstance(s, torch.Tensor) for s in X):
-        raw = []
-        for i, s in enumerate(X):
-            s = s if isinstance(s, torch.Tensor) else torch.as_tensor(np.asarray(s))
-            if s.ndim == 1:
-                s = s[:, None]
-            elif s.ndim != 2:
-                raise ValueError(
-                    f"{name}[{i}] has {s.ndim} dimensions; each series must have shape "
-                    "(T,) or (T, n_channels)"
-                )
-            raw.append(s)
+        raw = [series_2d(s if isinstance(s, torch.Tensor) else torch.as_tensor(np.asarray(s)),
+                         f"{name}[{i}]") for i, s in enumerate(X)]
     else:
         return [torch.as_tensor(s, dtype=dtype, device=device) for s in as_sequences(X, name)]
     if len(raw) == 0:

@@ -1,0 +1,121 @@
+"""The package's structure: one hyperparameter table, one search engine, one direction of
+dependency between the core and rntk.nn."""
+
+import inspect
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rntk
+from rntk._kernels import KERNELS, RNTK_DEFAULTS, RNTK_PARAM_NAMES
+from rntk._model_selection import SVCFoldScorer, search_grams
+
+PACKAGE = Path(rntk.__file__).resolve().parent
+
+
+def _signature_defaults(func):
+    return {name: p.default for name, p in inspect.signature(func).parameters.items()}
+
+
+@pytest.mark.parametrize("func", [
+    rntk.rntk_kernel, rntk.rntk_diag, rntk.RNTK.__init__, rntk.RNTKClassifier.__init__,
+    rntk.RNTKRegressor.__init__, rntk.RNTKClassifierCV.__init__,
+    rntk.RNTKRegressorCV.__init__, rntk.sensitivity, rntk.mean_sensitivity,
+], ids=lambda f: f.__qualname__)
+def test_every_rntk_signature_reads_the_hyperparameter_table(func):
+    defaults = _signature_defaults(func)
+    for name in RNTK_PARAM_NAMES:
+        assert name in defaults, f"{func.__qualname__} lacks {name}"
+        assert defaults[name] == RNTK_DEFAULTS[name], name
+
+
+def test_every_rntk_docstring_documents_the_table():
+    for obj in (rntk.rntk_kernel, rntk.RNTK, rntk.RNTKClassifier, rntk.RNTKRegressor,
+                rntk.RNTKClassifierCV, rntk.RNTKRegressorCV):
+        doc = obj.__doc__
+        assert "{" + "kernel" not in doc  # every field was filled
+        for name in RNTK_PARAM_NAMES:
+            assert re.search(rf"^\s*{name} : ", doc, re.M), (obj, name)
+
+
+def test_torch_signatures_read_the_table():
+    nn = pytest.importorskip("rntk.nn")
+    for func in (nn.rntk_kernel_torch, nn.rntk_gram_log_gradient, nn.ElmanRNN.__init__):
+        defaults = _signature_defaults(func)
+        for name in set(RNTK_PARAM_NAMES) & set(defaults):
+            assert defaults[name] == RNTK_DEFAULTS[name], (func, name)
+
+
+def test_core_never_imports_private_names_of_nn():
+    pattern = re.compile(r"(from\s+(\.+|rntk\.)nn\._|from\s+(\.+|rntk\.)nn\s+import\s+_|"
+                         r"rntk\.nn\._)")
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if PACKAGE / "nn" in path.parents:
+            continue
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def test_no_module_is_a_monolith():
+    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in PACKAGE.rglob("*.py")}
+    assert max(sizes.values()) <= 800, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
+
+
+# --------------------------------------------------------------------------- engine
+def test_engine_never_selects_a_non_finite_gram(rng):
+    X = rng.normal(size=(24, 6))
+    y = np.repeat([0, 1], 12)
+    splits = [(np.r_[0:4, 12:16], np.r_[4:12, 16:24]), (np.r_[4:12, 16:24], np.r_[0:4, 12:16])]
+    good = rntk.rntk_kernel(X)
+    bad = good.copy()
+    bad[0, 1] = bad[1, 0] = np.nan
+    candidates = [{"C": 1.0}, {"C": 1.0}]
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        out = search_grams(iter([bad, good]), [[0], [1]], candidates, y, splits,
+                           SVCFoldScorer())
+    assert np.isnan(out.scores[0]).all() and np.isfinite(out.scores[1]).all()
+    assert out.best_index == 1 and out.best_gram is not None
+    assert out.non_finite == [0]
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        out = search_grams(iter([bad]), [[0]], candidates[:1], y, splits, SVCFoldScorer())
+    assert out.best_index == -1 and out.best_gram is None
+
+
+def test_registry_batched_grams_equal_one_call_per_setting(rng):
+    A = rng.normal(size=(9, 12))
+    settings = [{"sigma_w": w, "sigma_b": b, "n_layers": L}
+                for w in (1.0, 1.5) for b in (0.0, 0.3) for L in (1, 2, 3)]
+    spec = KERNELS["ntk"]
+    for p, K in zip(settings, spec.iter_grams(A, settings)):
+        np.testing.assert_allclose(K, spec.gram(A, **p), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(K, rntk.mlp_ntk_kernel(A, **p), rtol=1e-12, atol=1e-14)
+    seqs = [rng.normal(size=(t, 1)) for t in (5, 8, 6)]
+    for p, K in zip([{"sigma_b": 0.1}, {"sigma_w": 1.2}],
+                    KERNELS["rntk"].iter_grams(seqs, [{"sigma_b": 0.1}, {"sigma_w": 1.2}])):
+        np.testing.assert_array_equal(K, rntk.rntk_kernel(seqs, **p))
+
+
+def test_benchmark_and_estimator_select_the_same_setting(monkeypatch):
+    """The CLI's kernel path and RNTKClassifierCV: same Grams, same folds, same choice."""
+    from rntk.benchmarking._ucr import _Data, _folds, run_precomputed_kernel
+
+    monkeypatch.delenv("RNTK_DATA", raising=False)
+    data = _Data("Coffee", None)
+    splits = _folds(data.y_train, 4, 0)
+    settings = [{"sigma_w": w, "sigma_b": b} for w in (1.3, 2**0.5) for b in (0.0, 0.5, 1.0)]
+    Cs = [0.1, 10.0]
+    res = run_precomputed_kernel(KERNELS["rntk"], data, settings, Cs, splits)
+    grid = {"sigma_w": [1.3, 2**0.5], "sigma_b": [0.0, 0.5, 1.0], "C": Cs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow, no failed fit
+        est = rntk.RNTKClassifierCV(param_grid=grid, cv=splits).fit(data.train, data.y_train)
+    assert est.best_params_ == res["params"]
+    assert est.best_score_ == pytest.approx(res["cv_score"], abs=1e-12)
+    assert est.score(data.test, data.y_test) == pytest.approx(res["accuracy"], abs=1e-12)
