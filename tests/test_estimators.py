@@ -215,7 +215,7 @@ def test_classifier_cv_equals_gridsearchcv(rng):
     grid = [{"sigma_w": [1.35, 1.45], "sigma_b": [0.0, 1.0], "C": [0.01, 1.0, 100.0]},
             {"sigma_h": [0.5], "C": [10.0]}]
     folds = StratifiedKFold(3)
-    fast = RNTKClassifierCV(grid, cv=folds).fit(X, y)
+    fast = RNTKClassifierCV(grid, protocol="paper", cv=folds).fit(X, y)
     slow = GridSearchCV(RNTKClassifier(), grid, cv=folds).fit(X, y)
     _assert_same_search(fast, slow)
     # many exact ties (accuracy on 6-series folds): the first best in grid order wins
@@ -247,7 +247,7 @@ def test_classifier_cv_default_folds_and_scoring(rng):
     X, y = _waves(rng, n_per_class=6, noise=0.8)
     grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
     kw = dict(scoring="balanced_accuracy", cv=3)
-    fast = RNTKClassifierCV(grid, class_weight="balanced", **kw).fit(X, y)
+    fast = RNTKClassifierCV(grid, protocol="paper", class_weight="balanced", **kw).fit(X, y)
     slow = GridSearchCV(RNTKClassifier(class_weight="balanced"), grid, **kw).fit(X, y)
     _assert_same_search(fast, slow)
 
@@ -265,12 +265,14 @@ def test_regressor_cv_equals_gridsearchcv(rng):
 
 
 def test_default_grids_are_the_papers():
-    assert len(ParameterGrid(RNTKClassifierCV._default_grid())) == 15 * 12 * 5 * 5
-    grid = RNTKClassifierCV._default_grid()
+    paper = RNTKClassifierCV(protocol="paper")
+    assert len(ParameterGrid(paper._default_grid())) == 15 * 12 * 5 * 5
+    grid = paper._default_grid()
     assert 2**0.5 in grid["sigma_w"] and grid["sigma_u"] == [1.0]
     assert grid["C"] == [0.01, 0.1, 1.0, 10.0, 100.0]
-    assert len(RNTKRegressorCV._default_grid()["alpha"]) == 20
-    assert RNTKClassifierCV().cv == 10 and RNTKClassifierCV().normalize
+    assert len(RNTKRegressorCV(protocol="paper")._default_grid()["alpha"]) == 20
+    assert paper._paper_cv == 10 and RNTKRegressorCV._paper_cv == 5
+    assert RNTKClassifierCV().cv is None and RNTKClassifierCV().normalize
 
 
 def test_small_classes_warn_not_crash(rng):
@@ -279,22 +281,24 @@ def test_small_classes_warn_not_crash(rng):
     X, y = _waves(rng, n_per_class=4)
     X, y = X + X[:2], np.r_[y, [2, 2]]
     with pytest.warns(UserWarning, match="least populated class"):
-        RNTKClassifierCV({"C": [1.0]}, cv=3).fit(X, y)
+        RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=3).fit(X, y)
     Xs, ys = X[:3] + X[4:6], np.array([0, 0, 0, 1, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         with pytest.warns(FitFailedWarning, match="fits failed"):
-            cv = RNTKClassifierCV({"C": [1.0]}, cv=KFold(2)).fit(Xs, ys)
+            cv = RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=KFold(2)).fit(Xs, ys)
     assert np.isnan(cv.cv_results_["split0_test_score"]).all()
     with pytest.raises(ValueError, match="classes"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            RNTKClassifierCV({"C": [1.0]}, cv=KFold(2), error_score="raise").fit(Xs, ys)
+            RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=KFold(2),
+                             error_score="raise").fit(Xs, ys)
 
 
 def test_verbose_progress(rng, capsys):
     X, y = _waves(rng, n_per_class=5)
-    RNTKClassifierCV({"sigma_b": [0.0, 0.1, 0.2], "C": [1.0, 10.0]}, cv=2, verbose=2).fit(X, y)
+    RNTKClassifierCV({"sigma_b": [0.0, 0.1, 0.2], "C": [1.0, 10.0]}, protocol="paper", cv=2,
+                     verbose=2).fit(X, y)
     out = capsys.readouterr().out
     assert "6 candidates (3 kernel settings)" in out
     assert "kernel settings 3/3" in out and "ETA" in out and "elapsed" in out
@@ -302,7 +306,7 @@ def test_verbose_progress(rng, capsys):
 
 def test_refit_false(rng):
     X, y = _waves(rng, n_per_class=5)
-    cv = RNTKClassifierCV({"C": [1.0, 10.0]}, cv=2, refit=False).fit(X, y)
+    cv = RNTKClassifierCV({"C": [1.0, 10.0]}, protocol="paper", cv=2, refit=False).fit(X, y)
     assert cv.best_params_ in ({"C": 1.0}, {"C": 10.0})
     with pytest.raises(AttributeError, match="refit=False"):
         cv.predict(X)
@@ -315,6 +319,11 @@ _LENGTH_REASON = ("series of another length than in fit are valid input (variabl
 
 def _expected_failed_checks(estimator):
     failures = {"check_n_features_in_after_fitting": _LENGTH_REASON}
+    if getattr(estimator, "model", None) == "ridge" or (
+            isinstance(estimator, RNTKClassifierCV) and estimator.protocol == "loo"):
+        failures["check_class_weight_classifiers"] = (
+            "class_weight is supported by the SVC only; the kernel ridge classifier "
+            "raises a ValueError for it")
     if isinstance(estimator, (RNTKClassifier, RNTKClassifierCV)):
         # this check ends with classifier.predict(X.T); its accuracy and shape
         # assertions are repeated in test_accuracy_on_blobs
@@ -323,9 +332,11 @@ def _expected_failed_checks(estimator):
 
 
 @parametrize_with_checks(
-    [RNTKClassifier(), RNTKRegressor(),
-     RNTKClassifierCV({"sigma_b": [0.0, 0.5], "C": [1.0, 10.0]}, cv=3),
-     RNTKRegressorCV({"sigma_b": [0.0, 0.5], "alpha": [0.1, 1.0]}, cv=3)],
+    [RNTKClassifier(), RNTKClassifier(model="ridge"), RNTKRegressor(),
+     RNTKClassifierCV({"sigma_b": [0.0, 0.5], "C": [1.0, 10.0]}, protocol="paper", cv=3),
+     RNTKClassifierCV({"sigma_b": [0.0, 0.5], "alpha": [1e-3, 1.0]}),
+     RNTKRegressorCV({"sigma_b": [0.0, 0.5], "alpha": [0.1, 1.0]}, cv=3),
+     RNTKRegressorCV({"sigma_b": [0.0, 0.5], "alpha": [0.1, 1.0]})],
     expected_failed_checks=_expected_failed_checks,
 )
 def test_sklearn_compatible(estimator, check):

@@ -6,6 +6,9 @@ from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import (
+    DEFAULT_ALPHA,
+    DEFAULT_GRID,
+    DEFAULT_REGRESSION_ALPHA,
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
@@ -14,21 +17,34 @@ from .._model_selection import (
     kernel_ridge_score,
 )
 from .._utils import fill_doc, store_init_params
+from ._ridge import KernelRidgeClassifier
 from ._rntk import RNTKClassifier, RNTKRegressor
 
 __all__ = ["RNTKClassifierCV", "RNTKRegressorCV"]
 
 
+def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
+    """Accuracy of the kernel ridge classifier on one fold."""
+    clf = KernelRidgeClassifier(alpha=params["alpha"]).fit(K_train, y_train)
+    return float(np.mean(clf.predict(K_test) == y_test))
+
+
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
     Grid of parameters of the underlying estimator, as in
     :class:`~sklearn.model_selection.GridSearchCV`. Parameters not in it take
-    this object's values. ``None`` is the RNTK paper's grid ({default}).
-cv : int, cross-validation generator or iterable, default={cv}
-    Folds, as in GridSearchCV ({folds} for an integer, no shuffling).
+    this object's values. ``None`` is the protocol's grid: {default}.
+protocol : {{"loo", "paper"}}, default="loo"
+    ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
+    (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
+    ``cv`` folds when given. ``"paper"``: the RNTK paper's protocol ({paper}).
+cv : int, cross-validation generator or iterable, default=None
+    Folds, as in GridSearchCV ({folds} for an integer, no shuffling). ``None``:
+    exact leave-one-out with ``protocol="loo"``, {paper_cv} folds with
+    ``protocol="paper"``.
 scoring : str or callable, default=None
     ``None`` uses the estimator's ``score`` ({score}) on a fast path;
     otherwise any scikit-learn scorer, applied to the inner precomputed-kernel
-    model on each fold (slower).
+    model on each fold (slower; needs ``cv`` folds).
 {kernel_doc}"""
 
 _SEARCH_DOC_TAIL = """refit : bool, default=True
@@ -51,9 +67,11 @@ cv_results_ : dict of ndarray
     ``mean_fit_time`` (inner fits, per fold) and ``kernel_time`` (the Gram of
     the candidate's kernel setting, shared with the other candidates of it).
 best_params_ : dict
-    Parameters of the best candidate (first of the best in grid order).
+    Parameters of the best candidate (the best mean score; between equal scores the
+    lower leave-one-out squared error for the ridge classifier, then grid order).
 best_score_ : float
-    Its mean cross-validated score.
+    Its mean cross-validated score (the leave-one-out score, with the exact
+    leave-one-out).
 best_index_ : int
     Its index in ``cv_results_``.
 best_estimator_ : {estimator}
@@ -61,7 +79,8 @@ best_estimator_ : {estimator}
 refit_time_ : float
     Seconds spent refitting.
 n_splits_ : int
-    Number of folds.
+    Number of folds (the number of samples with the exact leave-one-out, whose
+    score is stored as ``split0_test_score``).
 n_channels_in_ : int
     Channels per time step seen in fit.
 n_features_in_ : int
@@ -69,28 +88,41 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default="900 kernel settings x 5 values of C", cv=10, folds="StratifiedKFold",
-    score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
+    default=("with ``protocol='loo'`` 4 values of ``sigma_b`` x 9 relative ridges "
+             "``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 "
+             "kernel settings x 5 values of ``C``"),
+    loo="one-vs-all kernel ridge classification with an unpenalised intercept "
+        "(``RNTKClassifier(model='ridge')``)",
+    paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
+    paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier"))
 class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
-    """RNTK support vector classifier with fast cross-validated model selection.
+    """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
-    Equivalent to ``GridSearchCV(RNTKClassifier(), param_grid, cv=cv)`` (same
-    folds, same scores, same selected parameters, ties broken by grid order) but
-    the RNTK Gram of the whole training set is computed once per kernel setting,
-    and every fold and every ``C`` is evaluated on slices of it. The default grid
-    and protocol are the RNTK paper's (Appendix A.1): single-layer ReLU RNTK,
+    By default (``protocol="loo"``) the classifier is kernel ridge on the RNTK
+    (one-vs-all least squares, as :class:`~sklearn.linear_model.RidgeClassifierCV`
+    but on the precomputed sequence kernel): one RNTK Gram per kernel setting, one
+    eigendecomposition of it, and the exact leave-one-out accuracy of every ridge
+    ``alpha`` in closed form. Seconds on the UCR datasets where the paper's protocol
+    takes minutes to hours, at the same mean accuracy (see ``benchmarks/README.md``).
+
+    ``protocol="paper"`` is the RNTK paper's protocol (Appendix A.1), as
+    ``GridSearchCV(RNTKClassifier(), param_grid, cv=10)`` (same folds, scores and
+    selection, ties broken by grid order): C-SVM, single-layer ReLU RNTK,
     ``sigma_w`` in 15 values around ``sqrt(2)``, ``sigma_u = 1``, 12 ``sigma_b``,
-    5 ``sigma_h``, ``C`` in ``{0.01, 0.1, 1, 10, 100}``, unit-norm series,
-    10-fold cross-validation.
+    5 ``sigma_h``, ``C`` in ``{0.01, 0.1, 1, 10, 100}``, unit-norm series, 10-fold
+    stratified cross-validation; the Gram of each kernel setting is computed once
+    and every fold and every ``C`` is scored on slices of it.
 
     Parameters
     ----------
     {search_doc}
     C : float, default=1.0
-        SVC regularisation used when ``C`` is not in the grid.
+        SVC regularisation used when ``C`` is not in the grid (``protocol="paper"``).
     class_weight : dict or "balanced", default=None
-        Class weights of the SVC.
+        Class weights of the SVC (``protocol="paper"``).
+    alpha : float, default=1e-3
+        Relative ridge used when ``alpha`` is not in the grid (``protocol="loo"``).
     normalize : bool, default=True
         Scale each series to unit Euclidean norm (as the paper does).
     {tail}
@@ -108,12 +140,15 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     >>> X = np.r_[np.sin(6 * t) + 0.3 * rng.normal(size=(12, 15)),
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
-    >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
-    >>> clf = RNTKClassifierCV(param_grid=grid, cv=3).fit(X, y)
+    >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
     >>> sorted(clf.best_params_)
-    ['C', 'sigma_b']
-    >>> len(clf.cv_results_["mean_test_score"])
-    4
+    ['alpha', 'sigma_b']
+    >>> clf.score(X, y)
+    1.0
+    >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
+    >>> svm = RNTKClassifierCV(param_grid=grid, protocol="paper", cv=3).fit(X, y)
+    >>> sorted(svm.best_params_), len(svm.cv_results_["mean_test_score"])
+    (['C', 'sigma_b'], 4)
     """
 
     _estimator_class = RNTKClassifier
@@ -122,18 +157,27 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
     }
 
-    def __init__(self, param_grid=None, *, cv=10, scoring=None, n_layers=_D["n_layers"],
+    def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
+                 n_layers=_D["n_layers"],
                  sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                  sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], activation=_D["activation"],
-                 kind=_D["kind"], C=1.0, class_weight=None, normalize=True, refit=True,
-                 n_jobs=None, verbose=0, error_score=np.nan):
+                 kind=_D["kind"], C=1.0, class_weight=None, alpha=1e-3, normalize=True,
+                 refit=True, n_jobs=None, verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
-    @staticmethod
-    def _default_grid():
+    def _base_estimator(self):
+        names = set(RNTKClassifier._get_param_names()) - {"model"}
+        model = "ridge" if self.protocol == "loo" else "svc"
+        return RNTKClassifier(model=model, **{k: getattr(self, k) for k in names})
+
+    def _default_grid(self):
+        if self.protocol == "loo":
+            return {**DEFAULT_GRID, "alpha": list(DEFAULT_ALPHA)}
         return {**PAPER_GRID, "C": list(PAPER_C)}
 
     def _fold_scorer(self, base):
+        if self.protocol == "loo":
+            return _ridge_fold_accuracy
         return SVCFoldScorer(class_weight=self.class_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -154,6 +198,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         self : RNTKClassifierCV
             The fitted search.
         """
+        if self.protocol == "loo" and self.class_weight is not None:
+            raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
+                             "the kernel ridge classifier weighs every sample alike")
         self._search(X, y, groups)
         if self.refit:
             self.classes_ = self.best_estimator_.classes_
@@ -179,19 +226,26 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default="900 kernel settings x 20 values of alpha", cv=5, folds="KFold", score="R^2",
-    kernel_doc=RNTK_PARAMS_DOC),
+    default=("with ``protocol='loo'`` 4 values of ``sigma_b`` x 7 ridges ``alpha`` "
+             "(``1e-4 .. 100``); with ``protocol='paper'`` the paper's 900 kernel "
+             "settings x 20 values of ``alpha``"),
+    loo="kernel ridge regression (``RNTKRegressor``)",
+    paper="5-fold cross-validation, kernel grid of Appendix A.1, ridges of A.2",
+    paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor"))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
-    """RNTK kernel ridge regression with fast cross-validated model selection.
+    """RNTK kernel ridge regression with fast model selection.
 
-    Equivalent to ``GridSearchCV(RNTKRegressor(), param_grid, cv=cv)`` (same folds,
-    same selected parameters; R^2 scores equal up to the last bits, since a
-    test-vs-train block is read from the symmetric Gram) but the RNTK Gram of the
-    whole training set is computed once per kernel setting, and every fold and every
-    ``alpha`` is evaluated on slices of it. The default grid is the
-    RNTK paper's kernel grid (Appendix A.1) with the ridge values of Appendix A.2,
-    and ``cv=5`` as in the paper's regression experiments.
+    By default (``protocol="loo"``) every candidate is scored by its exact
+    leave-one-out ``R^2`` (``1 - PRESS / SS_tot``, averaged over targets): one RNTK
+    Gram per kernel setting, one eigendecomposition of it, every ridge in closed form,
+    as :class:`~sklearn.linear_model.RidgeCV` does for linear ridge. The ridge must be
+    ``> 0`` there. With ``cv`` folds, or ``protocol="paper"`` (the paper's kernel grid
+    of Appendix A.1, the ridges of Appendix A.2, 5 folds), it is equivalent to
+    ``GridSearchCV(RNTKRegressor(), param_grid, cv=cv)`` (same folds, same selected
+    parameters; R^2 scores equal up to the last bits, since a test-vs-train block is
+    read from the symmetric Gram), with one Gram per kernel setting sliced for every
+    fold and every ``alpha``.
 
     Parameters
     ----------
@@ -214,9 +268,11 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     >>> X = [rng.normal(size=t) for t in rng.integers(5, 10, size=20)]
     >>> y = np.array([x[-1] + 0.5 * x[-2] for x in X])
     >>> grid = {"sigma_b": [0.0, 0.5], "alpha": [0.01, 1.0]}
-    >>> reg = RNTKRegressorCV(param_grid=grid, cv=4).fit(X, y)
+    >>> reg = RNTKRegressorCV(param_grid=grid).fit(X, y)  # exact leave-one-out
     >>> reg.predict(X[:3]).shape
     (3,)
+    >>> RNTKRegressorCV(param_grid=grid, cv=4).fit(X, y).n_splits_
+    4
     """
 
     _estimator_class = RNTKRegressor
@@ -225,15 +281,18 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
     }
 
-    def __init__(self, param_grid=None, *, cv=5, scoring=None, n_layers=_D["n_layers"],
-                 sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
-                 sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], activation=_D["activation"],
-                 kind=_D["kind"], alpha=1.0, normalize=False, refit=True, n_jobs=None, verbose=0,
-                 error_score=np.nan):
+    def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
+                 n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                 activation=_D["activation"], kind=_D["kind"], alpha=1.0, normalize=False,
+                 refit=True, n_jobs=None, verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
-    @staticmethod
-    def _default_grid():
+    _paper_cv = 5
+
+    def _default_grid(self):
+        if self.protocol == "loo":
+            return {**DEFAULT_GRID, "alpha": list(DEFAULT_REGRESSION_ALPHA)}
         return {**PAPER_GRID, "alpha": list(PAPER_ALPHA)}
 
     def _fold_scorer(self, base):

@@ -11,6 +11,7 @@ from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
+from ._ridge import KernelRidgeClassifier
 
 __all__ = ["RNTKClassifier", "RNTKRegressor"]
 
@@ -23,19 +24,27 @@ _CONSTRAINTS = {
 
 @fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
 class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstimator):
-    """Support vector classifier on the Recurrent Neural Tangent Kernel.
+    """Support vector (or kernel ridge) classifier on the Recurrent Neural Tangent Kernel.
 
     An :class:`~sklearn.svm.SVC` on the precomputed RNTK Gram of the training
-    series (:func:`rntk.rntk_kernel`), as in the RNTK paper's UCR experiments.
-    Series may have different lengths; multi-class is one-vs-one, as in SVC.
+    series (:func:`rntk.rntk_kernel`), as in the RNTK paper's UCR experiments
+    (multi-class one-vs-one, as in SVC); or, with ``model="ridge"``, the one-vs-all
+    least-squares classifier of :class:`~sklearn.linear_model.RidgeClassifier` in the
+    dual, with an unpenalised intercept (the model :class:`RNTKClassifierCV` selects
+    by exact leave-one-out). Series may have different lengths.
 
     Parameters
     ----------
     {kernel_doc}
+    model : {"svc", "ridge"}, default="svc"
+        The classifier on the Gram: a C-SVM, or one-vs-all kernel ridge.
     C : float, default=1.0
         Regularisation of the SVC (inverse strength), > 0.
     class_weight : dict or "balanced", default=None
-        Class weights, as in :class:`~sklearn.svm.SVC`.
+        Class weights, as in :class:`~sklearn.svm.SVC` (SVC only).
+    alpha : float, default=1e-3
+        Ridge of ``model="ridge"``, > 0, relative to the Gram's scale: the solve uses
+        ``alpha * trace(K) / n``.
     normalize : bool, default=True
         Scale each series to unit Euclidean norm (over all its steps and channels)
         before the kernel, as the paper does.
@@ -46,10 +55,10 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     ----------
     classes_ : ndarray of shape (n_classes,)
         Class labels.
-    estimator_ : sklearn.svm.SVC
-        The fitted SVC on the precomputed kernel.
+    estimator_ : sklearn.svm.SVC or KernelRidgeClassifier
+        The fitted model on the precomputed kernel.
     support_ : ndarray of shape (n_SV,)
-        Indices of the support vectors in the training set.
+        Indices of the support vectors in the training set (SVC only).
     X_fit_ : list of ndarray of shape (T_i, n_channels)
         Training series (after scaling), needed to compute the test kernel.
     n_channels_in_ : int
@@ -68,8 +77,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     -----
     There is no ``probability`` option (deprecated in SVC): for probabilities, wrap
     the classifier in :class:`~sklearn.calibration.CalibratedClassifierCV`.
-    Predictions only need the kernel against the support vectors, so only those
-    columns are computed. Series given as a 2-D array at predict time may have
+    Predictions of the SVC only need the kernel against the support vectors, so only
+    those columns are computed. Series given as a 2-D array at predict time may have
     another number of time steps than in fit.
 
     Examples
@@ -90,25 +99,35 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
     _parameter_constraints = {
         **_CONSTRAINTS,
+        "model": [StrOptions({"svc", "ridge"})],
         "C": [Interval(numbers.Real, 0, None, closed="neither")],
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], C=1.0, class_weight=None,
-                 normalize=True, n_jobs=None):
+                 activation=_D["activation"], kind=_D["kind"], model="svc", C=1.0,
+                 class_weight=None, alpha=1e-3, normalize=True, n_jobs=None):
         store_init_params(self, locals())
 
     def _make_inner(self):
+        if self.model == "ridge":
+            if self.class_weight is not None:
+                raise ValueError("class_weight is supported by model='svc' only; the "
+                                 "kernel ridge classifier weighs every sample alike")
+            return KernelRidgeClassifier(alpha=self.alpha)
         return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
 
     def _after_fit(self):
         self.classes_ = self.estimator_.classes_
-        self.support_ = self.estimator_.support_
+        if self.model == "svc":
+            self.support_ = self.estimator_.support_
+        elif hasattr(self, "support_"):
+            del self.support_
 
     def _predict_columns(self):
-        return self.support_
+        return getattr(self, "support_", None)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

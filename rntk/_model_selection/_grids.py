@@ -1,8 +1,25 @@
-"""Hyperparameter grids of the RNTK paper (Alemohammad et al., ICLR 2021, Appendix A)."""
+"""Hyperparameter grids: the defaults of the leave-one-out protocol, and the RNTK paper's.
+
+The paper's grids are those of Alemohammad et al., ICLR 2021, Appendix A. The default
+grids were chosen by nested cross-validation on the training sets of 24 UCR datasets
+(selection by leave-one-out inside 5 outer folds; the test sets were not used), see
+``benchmarks/README.md``.
+"""
 
 import math
 
-__all__ = ["PAPER_ALPHA", "PAPER_C", "PAPER_GRID"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA", "PAPER_ALPHA",
+           "PAPER_C", "PAPER_GRID"]
+
+#: Kernel settings of the default (leave-one-out) protocol; other parameters keep the
+#: estimator's values (one ReLU layer, ``sigma_w = sqrt(2)``, ``sigma_u = 1``).
+DEFAULT_GRID = {"sigma_b": [0.0, 0.1, 0.5, 2.0]}
+
+#: Relative ridges (``x trace(K) / n``) of the default classifier protocol.
+DEFAULT_ALPHA = [10.0 ** k for k in range(-6, 3)]
+
+#: Ridges of the default regression protocol (absolute, as ``KernelRidge``'s).
+DEFAULT_REGRESSION_ALPHA = [10.0 ** k for k in range(-4, 3)]
 
 #: Kernel hyperparameter grid of Appendix A.1 (single-layer ReLU RNTK): 900 settings.
 PAPER_GRID = {

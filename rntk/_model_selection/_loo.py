@@ -184,7 +184,8 @@ def one_vs_all_targets(y):
     """
     classes, idx = np.unique(np.asarray(y), return_inverse=True)
     if classes.size < 2:
-        raise ValueError("y needs at least 2 classes")
+        raise ValueError(
+            f"The number of classes has to be greater than one; got {classes.size} class")
     Y = -np.ones((idx.size, classes.size))
     Y[np.arange(idx.size), idx] = 1.0
     if classes.size == 2:

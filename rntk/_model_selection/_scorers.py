@@ -1,4 +1,7 @@
-"""Scores of one fold on slices of a precomputed Gram: SVC accuracy, kernel ridge R^2.
+"""Scores on a precomputed Gram: per fold, and by exact leave-one-out.
+
+SVC accuracy and kernel ridge R^2 of one fold, and the exact leave-one-out scores of
+kernel ridge for many ridges at once.
 
 Both reproduce the arithmetic of the scikit-learn estimator they stand for
 (:class:`~sklearn.svm.SVC` and :class:`~sklearn.kernel_ridge.KernelRidge` with
@@ -15,12 +18,14 @@ from sklearn.metrics import r2_score
 from sklearn.svm import SVC
 from sklearn.utils.class_weight import compute_class_weight
 
+from ._loo import eigh_gram, ridge_loo_scores_classification, ridge_loo_scores_regression
+
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
     from sklearn.svm import _libsvm
 except ImportError:  # pragma: no cover - depends on the scikit-learn build
     _libsvm = None
 
-__all__ = ["SVM_MAX_ITER", "FastSVC", "SVCFoldScorer", "kernel_ridge_score"]
+__all__ = ["SVM_MAX_ITER", "FastSVC", "RidgeLOOScorer", "SVCFoldScorer", "kernel_ridge_score"]
 
 #: Iteration cap of every SVC fit of a search. libsvm's own tools stop after 10^7
 #: iterations; without a cap a nearly constant Gram with a large offset (deep NTK, large
@@ -124,3 +129,49 @@ def kernel_ridge_score(K_train, y_train, K_test, y_test, alpha):
     if y_train.ndim == 1:
         dual = dual.ravel()
     return float(r2_score(y_test, np.dot(K_test, dual)))
+
+
+class RidgeLOOScorer:
+    """Gram scorer of the search engine: exact leave-one-out of kernel ridge.
+
+    One eigendecomposition of the training Gram gives the LOO score of every ridge
+    ``alpha`` of the candidates that share it (:mod:`rntk._model_selection._loo`).
+
+    Parameters
+    ----------
+    classification : bool
+        One-vs-all ``{-1, +1}`` least squares with an unpenalised intercept, scored by
+        LOO accuracy, ties broken by the lower LOO squared error (the inner model
+        :class:`rntk._estimators._ridge.KernelRidgeClassifier`, ridges relative to
+        ``trace(K) / n``); otherwise kernel ridge regression without intercept (as
+        :class:`~sklearn.kernel_ridge.KernelRidge`), scored by the LOO ``R^2`` with
+        absolute ridges.
+    """
+
+    def __init__(self, classification):
+        self.classification = classification
+
+    def __call__(self, K, y, params):
+        """Score the candidates ``params`` (dicts with ``alpha``) on the Gram ``K``.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_candidates, 1)
+            LOO accuracy or ``R^2``.
+        tiebreak : ndarray of shape (n_candidates,) or None
+            Minus the LOO squared error (classification), higher is better.
+        """
+        alphas = np.array([float(p["alpha"]) for p in params])
+        if np.any(alphas <= 0):
+            raise ValueError(
+                "exact leave-one-out needs every alpha > 0 (at alpha = 0 a sample left "
+                "out is interpolated by the others); drop alpha=0 from the grid or give "
+                "cv folds")
+        if self.classification:
+            eig = eigh_gram(K, fit_intercept=True)
+            scale = np.trace(K) / K.shape[0]
+            acc, mse = ridge_loo_scores_classification(eig, y, alphas * scale,
+                                                       return_mse=True)
+            return acc[:, None], -mse
+        eig = eigh_gram(K, fit_intercept=False)
+        return ridge_loo_scores_regression(eig, y, alphas)[:, None], None

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._utils import DOC, fill_doc, validate_fit_data
+from ._scorers import RidgeLOOScorer
 
 __all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
            "search_grams"]
@@ -39,6 +40,7 @@ class SearchOutcome(NamedTuple):
     """What :func:`search_grams` found."""
 
     scores: np.ndarray  # (n_candidates, n_splits)
+    tiebreak: np.ndarray  # (n_candidates,) decides between equal mean scores (0: none)
     kernel_time: np.ndarray  # (n_candidates,) seconds of the Gram of its setting
     fit_time: np.ndarray  # (n_candidates,) seconds per fold fit
     best_index: int  # first best mean score in candidate order (-1: every score NaN)
@@ -80,8 +82,8 @@ def group_by_kernel(candidates, kernel_keys, defaults=None):
     return list(groups.values())
 
 
-def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=None,
-                 error_score=np.nan, progress=None):
+def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score_gram=None,
+                 n_jobs=None, error_score=np.nan, progress=None):
     """Cross-validate candidates that share precomputed Grams.
 
     Parameters
@@ -96,8 +98,14 @@ def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=Non
         Targets.
     splits : list of (train, test) index arrays
         The folds.
-    fold_score : callable
+    fold_score : callable, optional
         ``fold_score(K_train, y_train, K_test, y_test, params) -> float``.
+    score_gram : callable, optional
+        Instead of ``fold_score``: ``score_gram(K, y, params_list) -> (scores,
+        tiebreak)`` scores every candidate of a Gram at once (``scores`` of shape
+        ``(len(params_list), n_splits)``; ``tiebreak`` None or one value per candidate,
+        higher is better, deciding between equal mean scores before grid order), as
+        the exact leave-one-out of kernel ridge does for all its ridges.
     n_jobs : int, default=None
         Threads for the fold fits (libsvm and the ridge solves release the GIL).
     error_score : "raise" or float, default=np.nan
@@ -111,11 +119,14 @@ def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=Non
         Scores, times, the best candidate and its Gram.
     """
     n_cand, n_splits = len(candidates), len(splits)
+    if (fold_score is None) == (score_gram is None):
+        raise ValueError("give exactly one of fold_score and score_gram")
     scores = np.full((n_cand, n_splits), np.nan)
+    tiebreak = np.zeros(n_cand)
     kernel_time = np.zeros(n_cand)
     fit_time = np.zeros(n_cand)
     failures, non_finite = [], []
-    best_i, best_mean, best_K = -1, -np.inf, None
+    best_i, best_key, best_K = -1, None, None
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     blas = threadpool_limits(1, user_api="blas") if len(y) < 2000 else nullcontext()
     n_workers = effective_n_jobs(n_jobs)
@@ -139,6 +150,18 @@ def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=Non
             t1 = time.perf_counter()
             if not np.isfinite(K).all():
                 non_finite.append(s)
+            elif score_gram is not None:
+                try:
+                    S, tb = score_gram(K, y, [candidates[i] for i in idxs])
+                    scores[idxs] = S
+                    if tb is not None:
+                        tiebreak[idxs] = tb
+                except Exception as exc:
+                    if error_score == "raise":
+                        raise
+                    scores[idxs] = error_score
+                    failures.append(f"{type(exc).__name__}: {exc}")
+                fit_time[idxs] = (time.perf_counter() - t1) / len(idxs)
             else:
                 tasks = [(i, f) for i in idxs for f in range(n_splits)]
                 run = partial(fold, K=K)
@@ -148,13 +171,14 @@ def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=Non
                     if failure is not None:
                         failures.append(failure)
                 fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
+            if s not in non_finite:
                 for i in idxs:
                     mean = np.mean(scores[i])
-                    m = -np.inf if np.isnan(mean) else mean
-                    if best_K is None or m > best_mean or (m == best_mean and i < best_i):
-                        best_i, best_mean, best_K = i, m, K
+                    key = (-np.inf if np.isnan(mean) else mean, tiebreak[i])
+                    if best_K is None or key > best_key:  # ties: the first in order
+                        best_i, best_key, best_K = i, key, K
             if progress is not None:
-                progress(s + 1, len(groups), best_mean)
+                progress(s + 1, len(groups), -np.inf if best_key is None else best_key[0])
             t = time.perf_counter()
     if non_finite:
         first = candidates[groups[non_finite[0]][0]]
@@ -162,7 +186,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score, *, n_jobs=Non
             f"{len(non_finite)} of {len(groups)} kernel settings gave a Gram with non-finite "
             f"entries (an overflow); their candidates score NaN and are never selected. "
             f"First: {first}", RuntimeWarning, stacklevel=2)
-    return SearchOutcome(scores, kernel_time, fit_time, best_i, best_K, failures, non_finite)
+    return SearchOutcome(scores, tiebreak, kernel_time, fit_time, best_i, best_K, failures,
+                         non_finite)
 
 
 def results_dict(candidates, scores, kernel_time, fit_time):
@@ -214,16 +239,24 @@ def results_dict(candidates, scores, kernel_time, fit_time):
 class BaseKernelSearchCV(BaseEstimator):
     """Grid search over a precomputed-kernel estimator, one Gram per kernel setting.
 
+    Two protocols. ``"loo"``: the inner model is kernel ridge, scored by its exact
+    leave-one-out from one eigendecomposition per Gram (or on ``cv`` folds when given).
+    ``"paper"``: the RNTK paper's protocol, the estimator's own model (the SVC for a
+    classifier) scored on ``cv`` folds (``_paper_cv`` of them by default).
+
     Subclasses set ``_estimator_class`` (a precomputed-kernel sequence estimator),
-    ``_kernel_keys`` (its parameters that change the Gram), ``_default_grid()`` and
-    ``_fold_scorer(base)`` (the fast fold score used when ``scoring`` is None).
+    ``_kernel_keys`` (its parameters that change the Gram), ``_paper_cv``,
+    ``_default_grid()`` and ``_fold_scorer(base)`` (the fast fold score used when
+    ``scoring`` is None).
     """
 
     _estimator_class = None
     _kernel_keys = ()
+    _paper_cv = 10
     _search_constraints = {
         "param_grid": [dict, list, None],
-        "cv": ["cv_object"],
+        "protocol": [StrOptions({"loo", "paper"})],
+        "cv": ["cv_object", None],
         "scoring": [str, callable, None],
         "refit": ["boolean"],
         "verbose": ["verbose"],
@@ -279,8 +312,23 @@ class BaseKernelSearchCV(BaseEstimator):
         base = self._base_estimator()
         candidates = self._candidates(base)
         raw, y = validate_fit_data(self, X, y, base._is_regressor)
-        cv = check_cv(self.cv, y, classifier=base._is_regressor is False)
-        splits = list(cv.split(np.zeros((len(raw), 1)), y, groups))
+        exact_loo = self.protocol == "loo" and self.cv is None
+        score_gram = fold_score = None
+        if exact_loo:
+            if self.scoring is not None:
+                raise ValueError(
+                    "scoring is not available with the exact leave-one-out of "
+                    "protocol='loo' and cv=None (it scores accuracy, or R^2 for a "
+                    "regressor); give cv folds to use another scorer")
+            n = len(raw)
+            splits = [(np.arange(n), np.arange(n))]  # one column of scores: the LOO score
+            score_gram = RidgeLOOScorer(classification=not base._is_regressor)
+        else:
+            cv = check_cv(self._paper_cv if self.cv is None else self.cv, y,
+                          classifier=base._is_regressor is False)
+            splits = list(cv.split(np.zeros((len(raw), 1)), y, groups))
+            fold_score = (self._fold_scorer(base) if self.scoring is None
+                          else self._scoring_fold_score(base))
         defaults = base.get_params()
         full = [{**defaults, **c} for c in candidates]
         kernel_groups = group_by_kernel(full, self._kernel_keys)
@@ -294,9 +342,8 @@ class BaseKernelSearchCV(BaseEstimator):
                 est = clone(base).set_params(**candidates[idxs[0]])
                 yield est._gram(est._prepare(raw))
 
-        fold_score = (self._fold_scorer(base) if self.scoring is None
-                      else self._scoring_fold_score(base))
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
+                               score_gram=score_gram,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
                                error_score=self.error_score,
                                progress=self._progress(n_settings))
@@ -310,11 +357,13 @@ class BaseKernelSearchCV(BaseEstimator):
             )
         self.cv_results_ = results_dict(candidates, outcome.scores, outcome.kernel_time,
                                         outcome.fit_time)
-        ranks = self.cv_results_["rank_test_score"]
-        self.best_index_ = int(ranks.argmin())
+        if outcome.best_index >= 0:  # the best score, then the tie-break, then grid order
+            self.best_index_ = outcome.best_index
+        else:
+            self.best_index_ = int(self.cv_results_["rank_test_score"].argmin())
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         self.best_params_ = candidates[self.best_index_]
-        self.n_splits_ = n_splits
+        self.n_splits_ = len(raw) if exact_loo else n_splits
         if self.refit:
             if outcome.best_index < 0:
                 raise ValueError(
@@ -325,10 +374,7 @@ class BaseKernelSearchCV(BaseEstimator):
             est = clone(base).set_params(**self.best_params_)
             t0 = time.perf_counter()
             xs_b = est._prepare(raw)
-            K_b = outcome.best_gram
-            if self.best_index_ != outcome.best_index:  # pragma: no cover - same rule
-                K_b = est._gram(xs_b)
-            est._fit_gram(xs_b, K_b, y)
+            est._fit_gram(xs_b, outcome.best_gram, y)
             for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
                 if hasattr(self, attr):
                     setattr(est, attr, getattr(self, attr))

@@ -1,0 +1,112 @@
+"""Kernel ridge classification on a precomputed Gram (the inner model of the LOO search)."""
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .._model_selection._loo import (
+    decision_to_labels,
+    eigh_gram,
+    one_vs_all_targets,
+    ridge_dual_fit,
+)
+
+__all__ = ["KernelRidgeClassifier", "relative_ridge"]
+
+
+def relative_ridge(K, alpha):
+    """Return the ridge ``alpha * trace(K) / n``, ``alpha`` relative to the mean diagonal.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Training Gram.
+    alpha : float or ndarray
+        Relative ridge(s).
+
+    Returns
+    -------
+    ridge : float or ndarray
+        The ridge(s) on the scale of ``K``.
+    """
+    return np.asarray(alpha, dtype=np.float64) * (np.trace(K) / K.shape[0])
+
+
+class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
+    """One-vs-all least-squares classifier on a precomputed kernel.
+
+    The classifier of scikit-learn's :class:`~sklearn.linear_model.RidgeClassifier`
+    (targets ``{-1, +1}``, one column for two classes, the class of the largest
+    decision value) with an unpenalised intercept, in the dual: ``f(x) = k(x)^T c +
+    b``. The ridge is relative to the Gram's scale (``alpha * trace(K) / n``), so one
+    grid of ``alpha`` serves kernels of any magnitude.
+
+    Parameters
+    ----------
+    alpha : float, default=1e-3
+        Relative ridge, > 0.
+    """
+
+    _parameter_constraints = {"alpha": [Interval(numbers.Real, 0, None, closed="neither")]}
+
+    def __init__(self, alpha=1e-3):
+        self.alpha = alpha
+
+    def fit(self, K, y):
+        """Fit on the training Gram.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_samples)
+            Training Gram.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : KernelRidgeClassifier
+            The fitted classifier.
+        """
+        self._validate_params()
+        K = np.asarray(K, dtype=np.float64)
+        self.classes_, Y = one_vs_all_targets(y)
+        eig = eigh_gram(K, fit_intercept=True)
+        self.dual_coef_, self.intercept_ = ridge_dual_fit(
+            eig, Y, float(relative_ridge(K, self.alpha)), K=K, fit_intercept=True)
+        return self
+
+    def decision_function(self, K):
+        """Decision values ``K @ c + b``.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_train)
+            Gram between new and training samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One column per class; a vector for two classes (positive: ``classes_[1]``).
+        """
+        check_is_fitted(self)
+        D = np.asarray(K, dtype=np.float64) @ self.dual_coef_ + self.intercept_
+        return D[:, 0] if D.shape[1] == 1 else D
+
+    def predict(self, K):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_train)
+            Gram between new and training samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels.
+        """
+        D = self.decision_function(K)
+        return decision_to_labels(self.classes_, D[:, None] if D.ndim == 1 else D)

@@ -1,0 +1,119 @@
+"""The fast model selection: exact leave-one-out against explicit refits, the paper protocol
+unchanged, overflowing Grams never selected."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import LeaveOneOut
+
+from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
+from rntk._estimators._ridge import KernelRidgeClassifier
+
+
+def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
+    t = np.linspace(0, 1, T)
+    X = np.concatenate([np.sin((3 + 2 * c) * t) + noise * rng.normal(size=(n_per_class, T))
+                        for c in range(n_classes)])
+    return X, np.repeat(np.arange(n_classes), n_per_class)
+
+
+def test_loo_classifier_scores_equal_explicit_refits(rng):
+    X, y = _waves(rng)
+    grid = {"sigma_b": [0.0, 0.5], "alpha": [1e-4, 1e-2, 1.0]}
+    exact = RNTKClassifierCV(grid).fit(X, y)
+    explicit = RNTKClassifierCV(grid, cv=LeaveOneOut()).fit(X, y)
+    assert exact.n_splits_ == explicit.n_splits_ == len(y)
+    np.testing.assert_allclose(exact.cv_results_["mean_test_score"],
+                               explicit.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+    # and by hand: refit the ridge classifier without each sample
+    K = rntk_kernel([x / np.linalg.norm(x) for x in X], sigma_b=0.5)
+    for a in grid["alpha"]:
+        hits = []
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            clf = KernelRidgeClassifier(alpha=a).fit(K[np.ix_(keep, keep)], y[keep])
+            hits.append(clf.predict(K[i:i + 1, keep])[0] == y[i])
+        j = exact.cv_results_["params"].index({"sigma_b": 0.5, "alpha": a})
+        assert exact.cv_results_["mean_test_score"][j] == pytest.approx(np.mean(hits))
+
+
+def test_loo_regressor_equals_brute_force_refits(rng):
+    X = [rng.normal(size=t) for t in rng.integers(5, 12, size=18)]
+    y = np.array([x[-1] + 0.5 * x[-2] for x in X])
+    grid = {"sigma_b": [0.0, 0.3], "alpha": [1e-3, 0.1, 2.0]}
+    search = RNTKRegressorCV(grid).fit(X, y)
+    for j, params in enumerate(search.cv_results_["params"]):
+        K = rntk_kernel(X, sigma_b=params["sigma_b"])
+        press = 0.0
+        for i in range(len(y)):
+            keep = np.arange(len(y)) != i
+            kr = KernelRidge(alpha=params["alpha"], kernel="precomputed")
+            kr.fit(K[np.ix_(keep, keep)], y[keep])
+            press += (kr.predict(K[i:i + 1, keep])[0] - y[i]) ** 2
+        r2 = 1 - press / np.sum((y - y.mean()) ** 2)
+        assert search.cv_results_["mean_test_score"][j] == pytest.approx(r2, rel=1e-8)
+    best = RNTKRegressor(**search.best_params_).fit(X, y)
+    np.testing.assert_allclose(search.predict(X[:5]), best.predict(X[:5]), rtol=1e-10)
+
+
+def test_default_search_is_the_ridge_classifier(rng):
+    X, y = _waves(rng)
+    search = RNTKClassifierCV().fit(X, y)
+    best = search.best_estimator_
+    assert best.model == "ridge" and set(search.best_params_) == {"sigma_b", "alpha"}
+    refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
+    np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+    assert search.score(X, y) > 0.9
+    # ties in LOO accuracy go to the lower LOO squared error, then to grid order
+    res = search.cv_results_
+    top = np.flatnonzero(res["mean_test_score"] == res["mean_test_score"].max())
+    assert search.best_index_ in top
+
+
+def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
+    X, y = _waves(rng, n_classes=2)
+    clf = RNTKClassifier(model="ridge", alpha=1e-3).fit(X, y + 5)  # labels 5 and 6
+    d = clf.decision_function(X)
+    assert d.shape == (len(y),)
+    np.testing.assert_array_equal(clf.predict(X), np.where(d > 0, 6, 5))
+    assert not hasattr(clf, "support_")
+    with pytest.raises(ValueError, match="class_weight"):
+        RNTKClassifier(model="ridge", class_weight="balanced").fit(X, y)
+    with pytest.raises(ValueError, match="class_weight"):
+        RNTKClassifierCV(class_weight="balanced").fit(X, y)
+
+
+def test_loo_rejects_alpha_zero_and_scoring(rng):
+    X, y = _waves(rng)
+    with pytest.raises(ValueError, match="alpha > 0"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            RNTKRegressorCV({"alpha": [0.0, 1.0]}, error_score="raise").fit(X, y.astype(float))
+    with pytest.raises(ValueError, match="scoring"):
+        RNTKClassifierCV(scoring="accuracy").fit(X, y)
+    # with folds, scoring works as in GridSearchCV
+    cv = RNTKClassifierCV({"alpha": [1e-3]}, cv=3, scoring="balanced_accuracy").fit(X, y)
+    assert 0 <= cv.best_score_ <= 1
+
+
+def test_small_classes_need_no_stratified_folds(rng):
+    # 16 series in 4 classes of 4: the default (leave-one-out) needs no class count per fold
+    X, y = _waves(rng, n_per_class=4, n_classes=4)
+    search = RNTKClassifierCV().fit(X, y)
+    assert search.n_splits_ == 16 and search.score(X, y) > 0.5
+
+
+def test_overflowing_gram_is_never_selected(rng):
+    X = rng.normal(size=(30, 3000))
+    y = np.r_[np.zeros(24), np.ones(6)]
+    grid = {"sigma_w": [3.0, 1.0], "C": [0.01]}
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        search = RNTKClassifierCV(grid, protocol="paper", cv=3).fit(X, y)
+    assert np.isnan(search.cv_results_["mean_test_score"][0])
+    assert search.best_params_["sigma_w"] == 1.0
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        loo = RNTKClassifierCV({"sigma_w": [3.0, 1.0]}).fit(X, y)
+    assert loo.best_params_["sigma_w"] == 1.0 and np.isfinite(loo.best_score_)
