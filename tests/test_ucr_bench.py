@@ -154,6 +154,16 @@ def test_fast_protocol_smoke_run(tmp_path, monkeypatch, capsys):
     assert [float(r["accuracy"]) for r in rows if r["dataset"] == "Coffee"] == [12.3]
 
 
+def test_loo_protocol_runs_every_kernel_through_the_ridge_engine(tmp_path, monkeypatch):
+    monkeypatch.delenv("RNTK_DATA", raising=False)
+    rows = run_benchmark(["Coffee"], ["rntk", "rbf"], protocol="loo", out=tmp_path, quiet=True)
+    by = {r["method"]: r for r in rows}
+    assert set(by["rntk"]["params"]) == {"sigma_b", "alpha"}
+    assert set(by["rbf"]["params"]) == {"gamma", "alpha"}
+    assert by["rbf"]["engine"] == "kernel ridge, exact LOO"
+    assert all(r["accuracy"] >= 0.85 for r in rows)
+
+
 def test_report_only_computes_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("RNTK_DATA", raising=False)
     rows = run_benchmark(["GunPoint"], ["rbf"], protocol="fast", out=tmp_path,

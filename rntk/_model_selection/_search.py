@@ -334,9 +334,11 @@ class BaseKernelSearchCV(BaseEstimator):
         kernel_groups = group_by_kernel(full, self._kernel_keys)
         n_settings, n_cand, n_splits = len(kernel_groups), len(candidates), len(splits)
         if self.verbose > 0:
-            print(f"[{type(self).__name__}] Fitting {n_splits} folds for each of {n_cand} "
-                  f"candidates ({n_settings} kernel settings), totalling "
-                  f"{n_cand * n_splits} fits", flush=True)
+            how = ("Scoring by exact leave-one-out (one eigendecomposition per kernel "
+                   "setting)" if exact_loo else f"Fitting {n_splits} folds for")
+            print(f"[{type(self).__name__}] {how} each of {n_cand} candidates ({n_settings} "
+                  f"kernel settings)" + ("" if exact_loo else
+                                         f", totalling {n_cand * n_splits} fits"), flush=True)
         def grams():
             for idxs in kernel_groups:
                 est = clone(base).set_params(**candidates[idxs[0]])

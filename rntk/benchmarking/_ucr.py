@@ -14,8 +14,17 @@ import numpy as np
 from sklearn.svm import SVC
 
 from .._estimators import RNTKClassifierCV
+from .._estimators._ridge import KernelRidgeClassifier
 from .._kernels import KERNELS, KernelSpec
-from .._model_selection import PAPER_C, PAPER_GRID, SVM_MAX_ITER, SVCFoldScorer, search_grams
+from .._model_selection import (
+    DEFAULT_ALPHA,
+    PAPER_C,
+    PAPER_GRID,
+    SVM_MAX_ITER,
+    RidgeLOOScorer,
+    SVCFoldScorer,
+    search_grams,
+)
 from .._utils import as_sequences, flatten_padded, unit_norm
 from ..datasets import list_ucr, load_ucr
 from ._reports import _json_default, write_reports
@@ -36,6 +45,23 @@ PROTOCOLS = {
         "C": PAPER_C,
         "rntk": {k: PAPER_GRID[k] for k in ("sigma_w", "sigma_b", "sigma_h")},
         # depth varies fastest: one MLP-NTK pass gives every depth of a (sigma_w, sigma_b)
+        "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
+                "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
+                "n_layers": list(range(1, 11))},
+        "rbf": {"gamma": [0.01, 0.05, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 1.0, 2.0, 3.0, 4.0,
+                          5.0, 10.0, 20.0, 30.0, 40.0, 100.0]},
+        "poly": {"degree": [1, 2, 3, 4, 5], "coef0": [0.0, 0.1, 0.2, 0.5, 1.0, 2.0]},
+        "rnn_cv": 5,
+        "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
+                "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
+        "rnn_epochs": 200,
+    },
+    "loo": {
+        # the estimators' default: kernel ridge selected by exact leave-one-out; the RNTK
+        # with RNTKClassifierCV's default grid, the other kernels with the paper's grids
+        "cv": None,
+        "alpha": DEFAULT_ALPHA,
+        "rntk": None,
         "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
                 "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
                 "n_layers": list(range(1, 11))},
@@ -70,7 +96,8 @@ def _grid(spec):
 
 def _grid_hash(protocol, method):
     p = PROTOCOLS[protocol]
-    spec = {"cv": p["cv"], "C": p["C"], "grid": p.get(method),
+    spec = {"cv": p["cv"], "grid": p.get(method),
+            **{k: p[k] for k in ("C", "alpha") if k in p},
             "rnn": [p["rnn_cv"], p["rnn_epochs"]] if method in RNN_METHODS else None}
     return hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
@@ -195,12 +222,15 @@ def _kernel_inputs(spec, data):
     return to_time_series_dataset(data.train_n), to_time_series_dataset(data.test_n)
 
 
-def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=None):
-    """C-SVM on a registry kernel, selected by the estimators' search engine.
+def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=None,
+                           alphas=None):
+    """C-SVM (or kernel ridge) on a registry kernel, selected by the estimators' engine.
 
     Every (kernel setting, C) candidate is scored on the folds with one training Gram
     per setting (:func:`rntk._model_selection.search_grams`, as in
-    :class:`rntk.RNTKClassifierCV`); the best is refit and tested.
+    :class:`rntk.RNTKClassifierCV`); the best is refit and tested. With ``splits=None``
+    the classifier is kernel ridge on the relative ridges ``alphas``, scored by its
+    exact leave-one-out (``RNTKClassifierCV``'s default protocol).
 
     Parameters
     ----------
@@ -211,13 +241,15 @@ def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=
     settings : list of dict
         Kernel parameters of each setting, in grid order.
     Cs : list of float
-        SVC costs.
-    splits : list of (train, test) index arrays
-        The folds.
+        SVC costs (ignored with ``splits=None``).
+    splits : list of (train, test) index arrays, or None
+        The folds; ``None``: exact leave-one-out of kernel ridge.
     n_jobs : int, default=1
         Threads of the Grams and of the fold fits.
     progress : _Progress, optional
         Progress line.
+    alphas : list of float, optional
+        Relative ridges, with ``splits=None``.
 
     Returns
     -------
@@ -225,23 +257,35 @@ def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=
         Accuracy, CV score, selected parameters, times and unconverged fits.
     """
     A_train, A_test = _kernel_inputs(spec, data)
-    candidates = [{**p, "C": C} for p in settings for C in Cs]
-    groups = [list(range(k * len(Cs), (k + 1) * len(Cs))) for k in range(len(settings))]
+    inner, values = ("alpha", alphas) if splits is None else ("C", Cs)
+    candidates = [{**p, inner: v} for p in settings for v in values]
+    groups = [list(range(k * len(values), (k + 1) * len(values)))
+              for k in range(len(settings))]
     scorer = SVCFoldScorer()
     report = None if progress is None else (lambda done, total, best: progress.update(done,
                                                                                      total))
     t = time.perf_counter()
-    outcome = search_grams(spec.iter_grams(A_train, settings, n_jobs=n_jobs), groups,
-                           candidates, data.y_train, splits, scorer, n_jobs=n_jobs,
-                           progress=report)
+    if splits is None:
+        n = len(data.y_train)
+        outcome = search_grams(spec.iter_grams(A_train, settings, n_jobs=n_jobs), groups,
+                               candidates, data.y_train, [(np.arange(n), np.arange(n))],
+                               score_gram=RidgeLOOScorer(classification=True),
+                               progress=report)
+    else:
+        outcome = search_grams(spec.iter_grams(A_train, settings, n_jobs=n_jobs), groups,
+                               candidates, data.y_train, splits, scorer, n_jobs=n_jobs,
+                               progress=report)
     search_time = time.perf_counter() - t
     gram_time = float(sum(outcome.kernel_time[g[0]] for g in groups))
     if outcome.best_index < 0:
         raise ValueError(f"every {spec.name} setting gave a non-finite Gram on {data.name}")
     best = candidates[outcome.best_index]
-    kernel_params = {k: v for k, v in best.items() if k != "C"}
+    kernel_params = {k: v for k, v in best.items() if k != inner}
     t = time.perf_counter()
-    svc = SVC(kernel="precomputed", C=best["C"], max_iter=SVM_MAX_ITER)
+    if splits is None:
+        svc = KernelRidgeClassifier(alpha=best["alpha"])
+    else:
+        svc = SVC(kernel="precomputed", C=best["C"], max_iter=SVM_MAX_ITER)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         svc.fit(outcome.best_gram, data.y_train)
@@ -258,7 +302,7 @@ def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=
         "gram_time": gram_time + t_gram_test,
         "fit_time": fit_time,
         "predict_time": time.perf_counter() - t,
-        "engine": "precomputed-kernel CV",
+        "engine": "kernel ridge, exact LOO" if splits is None else "precomputed-kernel CV",
         "unconverged_fits": int(scorer.unconverged),
     }
 
@@ -275,23 +319,35 @@ def _run_kernel(method, data, protocol, splits, n_jobs, progress):
     else:
         spec = KERNELS[method]
         settings = _grid(P[method])
-    return run_precomputed_kernel(spec, data, settings, P["C"], splits, n_jobs, progress)
+    return run_precomputed_kernel(spec, data, settings, P.get("C"), splits, n_jobs, progress,
+                                  alphas=P.get("alpha"))
 
 
 def _run_rntk_estimator(data, protocol, splits, n_jobs, progress):
     """RNTK through ``RNTKClassifierCV`` (one Gram per kernel setting)."""
     P = PROTOCOLS[protocol]
-    grid = {**{k: list(v) for k, v in P["rntk"].items()}, "C": list(P["C"])}
-    n_settings = len(_grid(P["rntk"]))
-    est = RNTKClassifierCV(param_grid=grid, cv=splits, normalize=True, n_jobs=n_jobs,
-                  verbose=0 if progress.quiet else 1)
+    if splits is None:  # the estimator's default protocol and grid
+        est = RNTKClassifierCV(protocol="loo", normalize=True, n_jobs=n_jobs,
+                               verbose=0 if progress.quiet else 1)
+        inner = "alpha"
+    else:
+        grid = {**{k: list(v) for k, v in P["rntk"].items()}, "C": list(P["C"])}
+        est = RNTKClassifierCV(param_grid=grid, protocol="paper", cv=splits, normalize=True,
+                               n_jobs=n_jobs, verbose=0 if progress.quiet else 1)
+        inner = "C"
     t = time.perf_counter()
     est.fit(data.train, data.y_train)
     fit_wall = time.perf_counter() - t
     res = est.cv_results_
-    n_c = len(P["C"])
-    first_c = np.array([c["C"] == P["C"][0] for c in res["params"]])
-    gram_time = float(np.sum(np.asarray(res["kernel_time"])[first_c]))
+    # the Gram of a kernel setting is shared by its candidates: count it once
+    seen, gram_time = set(), 0.0
+    for params, kt in zip(res["params"], res["kernel_time"]):
+        key = tuple(sorted((k, v) for k, v in params.items() if k != inner))
+        if key not in seen:
+            seen.add(key)
+            gram_time += float(kt)
+    n_settings = len(seen)
+    n_c = len(res["params"]) // max(n_settings, 1)
     t = time.perf_counter()
     pred = est.predict(data.test)
     predict_time = time.perf_counter() - t
@@ -483,7 +539,8 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
                 continue
             if data is None:
                 data = _Data(name, data_home)
-                splits = _folds(data.y_train, PROTOCOLS[protocol]["cv"], seed)
+                cv = PROTOCOLS[protocol]["cv"]
+                splits = None if cv is None else _folds(data.y_train, cv, seed)
             progress.begin(f"{name} | {method}")
             t = time.perf_counter()
             if method in KERNEL_METHODS:
