@@ -77,8 +77,8 @@ def main(argv=None):
     model = "C-SVM" if args.protocol == "paper" else "kernel ridge"
     folds = (f"{args.cv or 10}-fold CV" if args.protocol == "paper" or args.cv
              else "exact leave-one-out")
-    what = ("quick grid" if args.quick else "RNTK paper grid (App. A.1)"
-            if args.protocol == "paper" else "default grid")
+    what = ("default grid" if args.protocol == "loo" else "quick grid" if args.quick
+            else "RNTK paper grid (App. A.1)")
     print(f"rntk {__version__}: RNTK + {model} on UCR {args.dataset}: {len(y_train)} train / "
           f"{len(y_test)} test series, {_describe(X_train)}, "
           f"{len(np.unique(y_train))} classes")

@@ -349,10 +349,20 @@ def test_sklearn_compatible(estimator, check):
 def test_main_job_quick(capsys):
     from rntk.__main__ import main
 
-    accuracy = main(["--quick", "--dataset", "Coffee", "--cv", "3", "--verbose", "1"])
+    accuracy = main(["--protocol", "paper", "--quick", "--dataset", "Coffee", "--cv", "3",
+                     "--verbose", "1"])
     out = capsys.readouterr().out
     assert "test accuracy" in out and "RNTK paper:      100.00% (Table 2)" in out
     assert "kernel settings 6/6" in out
+    assert accuracy > 0.85
+
+
+def test_main_job_default_protocol(capsys):
+    from rntk.__main__ import main
+
+    accuracy = main(["--dataset", "Coffee", "--verbose", "0"])
+    out = capsys.readouterr().out
+    assert "kernel ridge" in out and "exact leave-one-out" in out
     assert accuracy > 0.85
 
 

@@ -158,11 +158,11 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     }
 
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
-                 n_layers=_D["n_layers"],
-                 sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
-                 sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], activation=_D["activation"],
-                 kind=_D["kind"], C=1.0, class_weight=None, alpha=1e-3, normalize=True,
-                 refit=True, n_jobs=None, verbose=0, error_score=np.nan):
+                 n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
+                 diff=_D["diff"], C=1.0, class_weight=None, alpha=1e-3, normalize=True, refit=True,
+                 n_jobs=None, verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
     def _base_estimator(self):
@@ -284,8 +284,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
                  n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], alpha=1.0, normalize=False,
-                 refit=True, n_jobs=None, verbose=0, error_score=np.nan):
+                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
+                 diff=_D["diff"], alpha=1.0, normalize=False, refit=True, n_jobs=None, verbose=0,
+                 error_score=np.nan):
         store_init_params(self, locals())
 
     _paper_cv = 5

@@ -107,8 +107,9 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], model="svc", C=1.0,
-                 class_weight=None, alpha=1e-3, normalize=True, n_jobs=None):
+                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
+                 diff=_D["diff"], model="svc", C=1.0, class_weight=None, alpha=1e-3,
+                 normalize=True, n_jobs=None):
         store_init_params(self, locals())
 
     def _make_inner(self):
@@ -223,8 +224,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
 
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], alpha=1.0, normalize=False,
-                 n_jobs=None):
+                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
+                 diff=_D["diff"], alpha=1.0, normalize=False, n_jobs=None):
         store_init_params(self, locals())
 
     def _make_inner(self):

@@ -13,13 +13,15 @@ from typing import NamedTuple
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
-__all__ = ["ACTIVATIONS", "KINDS", "RNTK_CONSTRAINTS", "RNTK_DEFAULTS", "RNTK_PARAMS",
-           "RNTK_PARAMS_DOC", "RNTK_PARAM_NAMES", "RNTK_VARIANCES"]
+__all__ = ["ACTIVATIONS", "DIRECTIONS", "KINDS", "RNTK_CONSTRAINTS", "RNTK_DEFAULTS",
+           "RNTK_PARAMS", "RNTK_PARAMS_DOC", "RNTK_PARAM_NAMES", "RNTK_VARIANCES"]
 
 #: Nonlinearities with analytic expectations, and their engine codes.
 ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
 #: ``"ntk"``: the tangent kernel; ``"nngp"``: the Gaussian-process kernel.
 KINDS = ("ntk", "nngp")
+#: Which way the network reads each series: the time-reversal flags of its RNNs.
+DIRECTIONS = {"forward": (False,), "backward": (True,), "bidirectional": (False, True)}
 
 
 class KernelParam(NamedTuple):
@@ -62,6 +64,18 @@ RNTK_PARAMS = (
                 'kind : {"ntk", "nngp"}, default="ntk"\n'
                 '    ``"ntk"``: the RNTK ``Theta``; ``"nngp"``: the output Gaussian-process\n'
                 "    kernel ``K`` of the untrained network."),
+    KernelParam("direction", "forward", [StrOptions(set(DIRECTIONS))],
+                'direction : {"forward", "backward", "bidirectional"}, default="forward"\n'
+                '    ``"forward"``: the RNN reads each series from its first step to its last\n'
+                '    and is read out at the last; ``"backward"``: it reads the series\n'
+                "    reversed (read out after the first step); ``\"bidirectional\"``: a forward\n"
+                "    and a backward RNN with independent weights, the readout of both final\n"
+                "    states summed, whose kernel is the sum of the two."),
+    KernelParam("diff", False, ["boolean"],
+                "diff : bool, default=False\n"
+                "    Feed the network the first difference of every channel next to its\n"
+                "    values: step ``t`` reads ``(x_t, x_t - x_{t-1})`` (``x_0 = x_1``), twice\n"
+                "    the channels."),
 )
 
 RNTK_PARAM_NAMES = tuple(p.name for p in RNTK_PARAMS)

@@ -35,7 +35,7 @@ from .._utils import (
     numba_threads,
     pack_end_aligned,
 )
-from ._params import ACTIVATIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
+from ._params import ACTIVATIONS, DIRECTIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
@@ -255,6 +255,40 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     return out
 
 
+def network_inputs(seqs, reverse=False, diff=False):
+    """Return the sequences one RNN of the network reads (with differences, reversed).
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The series.
+    reverse : bool, default=False
+        Reverse each series in time (the backward RNN).
+    diff : bool, default=False
+        Append the first difference of each channel (``x_t - x_{t-1}``, 0 at the first
+        step): ``(T_i, 2 m)``.
+
+    Returns
+    -------
+    seqs : list of ndarray
+        The transformed series (the input list itself when nothing changes).
+    """
+    if diff:
+        seqs = [np.concatenate([s, np.diff(s, axis=0, prepend=s[:1])], axis=1) for s in seqs]
+    if reverse:
+        seqs = [np.ascontiguousarray(s[::-1]) for s in seqs]
+    return seqs
+
+
+def _check_family(direction, diff):
+    if direction not in DIRECTIONS:
+        raise ValueError(
+            f"unknown direction {direction!r}; choose one of {sorted(DIRECTIONS)}")
+    if not isinstance(diff, (bool, np.bool_)):
+        raise TypeError(f"diff must be True or False, got {diff!r}")
+    return DIRECTIONS[direction]
+
+
 def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                   n_jobs=None):
     check_n_jobs(n_jobs)
@@ -315,7 +349,7 @@ def _items(n_rows, n_cols, symmetric):
 def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                n_jobs=None):
+                direction=_D["direction"], diff=_D["diff"], n_jobs=None):
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -360,31 +394,38 @@ def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     """
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                       n_jobs)
+    readers = _check_family(direction, diff)
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
     t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
-    x = _prepare(xs, t_max, p)
-    y = x if symmetric else _prepare(ys, t_max, p)
     out = np.zeros((len(xs), len(ys)))
     items = _items(len(xs), len(ys), symmetric)
-    work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0]
-    with numba_threads(1 if work < _SERIAL_WORK else n_jobs):
-        _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), out)
+    work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
+    for reverse in readers:  # the kernel of independent RNNs is the sum of theirs
+        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
+        y = x if symmetric else _prepare(network_inputs(ys, reverse, diff), t_max, p)
+        part = np.zeros_like(out) if len(readers) > 1 else out
+        with numba_threads(1 if work < _SERIAL_WORK else n_jobs):
+            _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), part)
+        if part is not out:
+            out += part
     return out
 
 
 def rntk_diag(X, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
               sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-              activation=_D["activation"], kind=_D["kind"], n_jobs=None):
+              activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
+              diff=_D["diff"], n_jobs=None):
     """Diagonal of ``rntk_kernel(X)``: each sample paired with itself, in ``O(n T L)``.
 
     Parameters
     ----------
     X : array-like or list of arrays
         Sequences, in any layout accepted by :func:`rntk_kernel`.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, n_jobs
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
+n_jobs
         As in :func:`rntk_kernel`.
 
     Returns
@@ -402,12 +443,16 @@ def rntk_diag(X, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["
     """
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                       n_jobs)
+    readers = _check_family(direction, diff)
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
-    x = _prepare(xs, t_max, p)
     n = len(xs)
     items = np.stack([np.arange(n), np.arange(n), np.arange(1, n + 1)], axis=1).astype(np.int64)
-    out = np.zeros((n, 1))
-    with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs):
-        _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
-    return out[:, 0]
+    d = np.zeros(n)
+    for reverse in readers:
+        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
+        out = np.zeros((n, 1))
+        with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs):
+            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
+        d += out[:, 0]
+    return d

@@ -51,7 +51,7 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
 def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                normalize=False):
+                direction=_D["direction"], diff=_D["diff"], normalize=False):
     r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
 
     ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
@@ -63,7 +63,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
         The series whose steps are differentiated.
     x_prime : array-like of shape (T',) or (T', n_channels)
         The other series of the pair.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
     normalize : bool, default=False
         Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
@@ -95,16 +95,19 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     check_same_channels([xs], [ys], "x", "x_prime")
     torch, kernel = _torch()
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind)
+                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
+                 direction=direction, diff=diff)
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
 
 @fill_doc(raises_torch=_RAISES_TORCH)
-def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None, batch_size=500,
-                     normalize=False, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
-                     sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
-                     sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"]):
+def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None,
+                     batch_size=500, normalize=False, n_layers=_D["n_layers"],
+                     sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
+                     sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
+                     activation=_D["activation"], kind=_D["kind"],
+                     direction=_D["direction"], diff=_D["diff"]):
     r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
 
     The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length
@@ -125,7 +128,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
         Pairs per kernel evaluation (memory grows linearly with it).
     normalize : bool, default=False
         Return ``mean s(t) / max_t mean s(t)``.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
 
     Returns
@@ -155,7 +158,8 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
     torch, kernel = _torch()
     rng = np.random.default_rng(random_state)
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind)
+                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
+                 direction=direction, diff=diff)
     total = np.zeros(n_timesteps)
     done = 0
     while done < n_pairs:

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import _check_params
+from .._kernels._rntk import _check_family, _check_params
 from .._utils import as_sequences, check_nonnegative
 from .._utils._sequences import series_2d
 
@@ -247,7 +247,17 @@ def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer):
     return k_out + vv * d_rec[-1] * th_rec[-1]
 
 
-def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device):
+def _network_inputs(seqs, reverse, diff):
+    """Return the series one RNN reads (as ``rntk._kernels._rntk.network_inputs``), in torch."""
+    if diff:
+        seqs = [torch.cat([s, s - torch.cat([s[:1], s[:-1]])], dim=1) for s in seqs]
+    if reverse:
+        seqs = [s.flip(0) for s in seqs]
+    return seqs
+
+
+def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device, reverse=False,
+             diff=False):
     dtype, device = _resolve(X, Y, hyper, dtype, device)
     p = _params(n_layers, hyper, activation, kind, dtype, device)
     xs = _as_tensor_sequences(X, "X", dtype, device)
@@ -256,6 +266,8 @@ def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device):
         raise ValueError(
             f"X has {xs[0].shape[1]} channels but Y has {ys[0].shape[1]}; they must match"
         )
+    xs = _network_inputs(xs, reverse, diff)
+    ys = xs if Y is None else _network_inputs(ys, reverse, diff)
     t_max = max(max(s.shape[0] for s in xs), max(s.shape[0] for s in ys))
     xdata, xstart = _pack(xs, t_max)
     xself = _self_variances(xdata, xstart, p)
@@ -268,7 +280,8 @@ def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device):
 def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                       sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                       sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                      device=None, dtype=None, paired=False):
+                      direction=_D["direction"], diff=_D["diff"], device=None, dtype=None,
+                      paired=False):
     r"""RNTK (or RNN-NNGP) Gram matrix in PyTorch, differentiable end to end.
 
     The same kernel as :func:`rntk.rntk_kernel`, computed with tensor operations:
@@ -297,6 +310,10 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         Nonlinearity.
     kind : {"ntk", "nngp"}, default="ntk"
         The RNTK ``Theta`` or the output NNGP kernel ``K``.
+    direction : {"forward", "backward", "bidirectional"}, default="forward"
+        Which way the network reads the series, as in :func:`rntk.rntk_kernel`.
+    diff : bool, default=False
+        Append the first difference of every channel, as in :func:`rntk.rntk_kernel`.
     device : str or torch.device, default=None
         Where to compute; by default the device of the first tensor argument, else CPU.
     dtype : torch.dtype, default=None
@@ -342,20 +359,25 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
                  sigma_v=sigma_v)
     if paired and Y is None:
         raise ValueError("paired=True needs a second set Y of the same size as X")
-    p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device)
-    if paired:
-        if xa[0].shape[1] != ya[0].shape[1]:
-            raise ValueError(
-                f"X and Y must hold as many series for a paired kernel; got "
-                f"{xa[0].shape[1]} and {ya[0].shape[1]}"
-            )
-        return _engine(*xa, *ya, None, p, outer=False)
-    same = None
-    if Y is None:
-        n = xa[0].shape[1]
-        same = torch.eye(n, dtype=torch.bool, device=xa[0].device)
-    K = _engine(*xa, *ya, same, p, outer=True)
-    if Y is None:
+    readers = _check_family(direction, diff)
+    K = 0.0
+    for reverse in readers:  # independent RNNs: their kernels add
+        p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device,
+                             reverse, diff)
+        if paired:
+            if xa[0].shape[1] != ya[0].shape[1]:
+                raise ValueError(
+                    f"X and Y must hold as many series for a paired kernel; got "
+                    f"{xa[0].shape[1]} and {ya[0].shape[1]}"
+                )
+            K = K + _engine(*xa, *ya, None, p, outer=False)
+            continue
+        same = None
+        if Y is None:
+            n = xa[0].shape[1]
+            same = torch.eye(n, dtype=torch.bool, device=xa[0].device)
+        K = K + _engine(*xa, *ya, same, p, outer=True)
+    if Y is None and not paired:
         K = 0.5 * (K + K.T)
     return K
 
@@ -363,7 +385,8 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
 def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                            sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                            sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                           activation=_D["activation"], kind=_D["kind"], n_jobs=None):
+                           activation=_D["activation"], kind=_D["kind"],
+                           direction=_D["direction"], diff=_D["diff"], n_jobs=None):
     """Exact gradient of the RNTK Gram in the log of its scales, by forward-mode autograd.
 
     The gradient a Gaussian process needs (:class:`rntk.RNTK` uses it for
@@ -378,7 +401,7 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one
         value shared by all layers) or ``n_layers`` times (one entry per layer, in
         layer order).
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
         As in :func:`rntk.rntk_kernel`.
     n_jobs : int, default=None
         Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
@@ -396,7 +419,8 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
     p = _params(n_layers, hyper, activation, kind, dtype, device)
     sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
     xs = _as_tensor_sequences(X, "X", dtype, device)
-    xdata, xstart = _pack(xs, max(s.shape[0] for s in xs))
+    packed = [_pack(_network_inputs(xs, reverse, diff), max(s.shape[0] for s in xs))
+              for reverse in _check_family(direction, diff)]
     same = torch.eye(len(xs), dtype=torch.bool, device=device)
     entries, seen = [], {}
     for name in free:
@@ -424,8 +448,10 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         q = dict(p)
         for name, v in values.items():
             q[name[-1] * 2] = v * v
-        xself = _self_variances(xdata, xstart, q)
-        K = _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True)
+        K = 0.0
+        for xdata, xstart in packed:
+            xself = _self_variances(xdata, xstart, q)
+            K = K + _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True)
         return 0.5 * (K + K.T)
 
     with torch.no_grad():
