@@ -123,3 +123,27 @@ def rntk_gram(X, Y=None, **params):
         return np.array([[rntk_pair(a, b, same=(i == j), **params) for j, b in enumerate(X)]
                          for i, a in enumerate(X)])
     return np.array([[rntk_pair(a, b, **params) for b in Y] for a in X])
+
+
+def family_gram(X, Y=None, *, direction="forward", diff=False, **params):
+    """The RNTK family by definition: transform the inputs, add the kernels of the RNNs.
+
+    ``diff`` appends x_t - x_{t-1} (0 at t = 1) to every step; a backward RNN reads the
+    series reversed; a bidirectional network holds a forward and a backward RNN with
+    independent weights and sums their readouts, so its kernel is the sum.
+    """
+    def transform(S, reverse):
+        out = []
+        for s in S:
+            s = np.asarray(s, float).reshape(len(s), -1)
+            if diff:
+                d = np.zeros_like(s)
+                for t in range(1, len(s)):
+                    d[t] = s[t] - s[t - 1]
+                s = np.hstack([s, d])
+            out.append(s[::-1].copy() if reverse else s)
+        return out
+
+    readers = {"forward": [False], "backward": [True], "bidirectional": [False, True]}
+    return sum(rntk_gram(transform(X, r), None if Y is None else transform(Y, r), **params)
+               for r in readers[direction])

@@ -14,10 +14,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 from . import extrapolation  # noqa: E402, F401  (public submodule)
 from ._classifier import RNNClassifier  # noqa: E402
 from ._elman import ElmanRNN  # noqa: E402
+from ._family import RNTKNetwork  # noqa: E402
 from ._linear import LinearRNN, ScaledConv1d, impulse_response  # noqa: E402
 from ._ntk import empirical_ntk  # noqa: E402
 from ._rntk_torch import rntk_gram_log_gradient, rntk_kernel_torch  # noqa: E402
 
-__all__ = ["ElmanRNN", "empirical_ntk", "RNNClassifier",
+__all__ = ["ElmanRNN", "RNTKNetwork", "empirical_ntk", "RNNClassifier",
            "LinearRNN", "ScaledConv1d", "impulse_response",
            "rntk_kernel_torch", "rntk_gram_log_gradient"]

@@ -1,0 +1,96 @@
+"""The RNTK family options (direction, first differences): slow reference and wide networks."""
+
+import numpy as np
+import pytest
+
+from rntk import RNTKClassifierCV, rntk_diag, rntk_kernel
+from tests.reference import family_gram
+
+OPTIONS = [(d, f) for d in ("forward", "backward", "bidirectional") for f in (False, True)]
+
+
+@pytest.mark.parametrize("direction, diff", OPTIONS)
+@pytest.mark.parametrize("activation, n_layers", [("relu", 1), ("erf", 2)])
+def test_family_matches_reference(rng, direction, diff, activation, n_layers):
+    X = [rng.normal(size=(t, 2)) for t in (4, 7, 5)]
+    Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
+    params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
+                  sigma_w=1.3, direction=direction, diff=diff)
+    K = rntk_kernel(X, **params)
+    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
+    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
+                               rtol=1e-10)
+    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
+    np.testing.assert_array_equal(K, K.T)
+
+
+def test_family_options_are_validated(rng):
+    X = rng.normal(size=(3, 5))
+    with pytest.raises(ValueError, match="direction"):
+        rntk_kernel(X, direction="both")
+    with pytest.raises(TypeError, match="diff"):
+        rntk_kernel(X, diff="yes")
+    with pytest.raises(ValueError, match="direction"):
+        RNTKClassifierCV(direction="both").fit(X, [0, 1, 0])
+
+
+def test_bidirectional_is_the_sum_and_diff_doubles_the_channels(rng):
+    X = [rng.normal(size=t) for t in (5, 9, 6)]
+    fwd, bwd = rntk_kernel(X), rntk_kernel(X, direction="backward")
+    np.testing.assert_allclose(rntk_kernel(X, direction="bidirectional"), fwd + bwd,
+                               rtol=1e-14)
+    np.testing.assert_allclose(bwd, rntk_kernel([x[::-1] for x in X]), rtol=1e-14)
+    with_diff = [np.c_[x, np.r_[0.0, np.diff(x)]] for x in X]
+    np.testing.assert_allclose(rntk_kernel(X, diff=True), rntk_kernel(with_diff), rtol=1e-14)
+
+
+def test_family_estimator_selects_among_options(rng):
+    t = np.linspace(0, 1, 20)
+    X = np.r_[np.sin(6 * t) + 0.2 * rng.normal(size=(10, 20)),
+              np.cos(6 * t) + 0.2 * rng.normal(size=(10, 20))]
+    y = np.repeat([0, 1], 10)
+    grid = {"direction": ["forward", "bidirectional"], "diff": [False, True],
+            "alpha": [1e-3, 1e-1]}
+    search = RNTKClassifierCV(grid).fit(X, y)
+    assert len(search.cv_results_["params"]) == 8
+    assert search.score(X, y) > 0.9
+
+
+# --- the physics: wide networks of each architecture tend to its kernel ----------------
+@pytest.mark.parametrize("direction, diff, activation", [
+    ("bidirectional", True, "relu"), ("backward", False, "erf"), ("forward", True, "erf"),
+])
+def test_empirical_ntk_of_family_networks_converges(direction, diff, activation):
+    torch = pytest.importorskip("torch")
+    from rntk.nn import RNTKNetwork
+
+    rng = np.random.default_rng(3)
+    X = [rng.standard_normal(T) for T in (3, 6, 4)]  # mixed lengths
+    params = dict(activation=activation, sigma_h=0.3, sigma_b=0.2,
+                  sigma_w=2**0.5 if activation == "relu" else 1.2)
+    K = rntk_kernel(X, direction=direction, diff=diff, **params)
+    errors = []
+    for width in (100, 2000):
+        Ks = []
+        for seed in range(3):
+            torch.manual_seed(10 * width + seed)
+            net = RNTKNetwork(1, width, direction=direction, diff=diff, **params).double()
+            Ks.append(net.ntk(X, seed=seed))
+        errors.append(np.mean([np.linalg.norm(k - K) / np.linalg.norm(K) for k in Ks]))
+        averaged = np.linalg.norm(np.mean(Ks, axis=0) - K) / np.linalg.norm(K)
+    assert averaged < 0.10
+    assert errors[1] < 0.6 * errors[0]
+
+
+def test_family_network_forward_and_generic_ntk_agree():
+    torch = pytest.importorskip("torch")
+    from rntk.nn import RNTKNetwork, empirical_ntk
+
+    torch.manual_seed(0)
+    net = RNTKNetwork(2, 8, n_out=1, direction="bidirectional", diff=True).double()
+    X = [torch.randn(4, 2, dtype=torch.float64), torch.randn(6, 2, dtype=torch.float64)]
+    assert net(X).shape == (2, 1)
+    np.testing.assert_allclose(net.ntk(X, seed=None), empirical_ntk(net, X, seed=None),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="direction"):
+        RNTKNetwork(1, 4, direction="sideways")
