@@ -90,7 +90,8 @@ def main(argv=None):
     accuracy = clf.score(X_test, y_test)
     elapsed = time.perf_counter() - start
 
-    best = ", ".join(f"{k}={v:.4g}" for k, v in sorted(clf.best_params_.items()))
+    best = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in sorted(clf.best_params_.items()))
     n_right = int(round(accuracy * len(y_test)))
     print(f"best parameters: {best} (CV accuracy {100 * clf.best_score_:.2f}%)")
     print(f"test accuracy:   {100 * accuracy:.2f}% ({n_right}/{len(y_test)})")

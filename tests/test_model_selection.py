@@ -10,6 +10,7 @@ from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
+from rntk._model_selection import DEFAULT_GRID
 
 
 def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
@@ -62,7 +63,7 @@ def test_default_search_is_the_ridge_classifier(rng):
     X, y = _waves(rng)
     search = RNTKClassifierCV().fit(X, y)
     best = search.best_estimator_
-    assert best.model == "ridge" and set(search.best_params_) == {"sigma_b", "alpha"}
+    assert best.model == "ridge" and set(search.best_params_) == {*DEFAULT_GRID, "alpha"}
     refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
     np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
                                rtol=1e-10, atol=1e-12)

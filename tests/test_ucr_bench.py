@@ -158,7 +158,7 @@ def test_loo_protocol_runs_every_kernel_through_the_ridge_engine(tmp_path, monke
     monkeypatch.delenv("RNTK_DATA", raising=False)
     rows = run_benchmark(["Coffee"], ["rntk", "rbf"], protocol="loo", out=tmp_path, quiet=True)
     by = {r["method"]: r for r in rows}
-    assert set(by["rntk"]["params"]) == {"sigma_b", "alpha"}
+    assert set(by["rntk"]["params"]) == {"direction", "diff", "n_layers", "sigma_b", "alpha"}
     assert set(by["rbf"]["params"]) == {"gamma", "alpha"}
     assert by["rbf"]["engine"] == "kernel ridge, exact LOO"
     assert all(r["accuracy"] >= 0.85 for r in rows)

@@ -9,6 +9,7 @@ from .._model_selection import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
     DEFAULT_REGRESSION_ALPHA,
+    DEFAULT_REGRESSION_GRID,
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
@@ -88,9 +89,10 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 4 values of ``sigma_b`` x 9 relative ridges "
-             "``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 "
-             "kernel settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` 32 kernel settings (``direction`` forward or "
+             "bidirectional, ``diff`` off or on, 1 or 2 layers, 4 values of ``sigma_b``) "
+             "x 9 relative ridges ``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` "
+             "the paper's 900 kernel settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
@@ -142,7 +144,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
     >>> sorted(clf.best_params_)
-    ['alpha', 'sigma_b']
+    ['alpha', 'diff', 'direction', 'n_layers', 'sigma_b']
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
@@ -293,7 +295,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
 
     def _default_grid(self):
         if self.protocol == "loo":
-            return {**DEFAULT_GRID, "alpha": list(DEFAULT_REGRESSION_ALPHA)}
+            return {**DEFAULT_REGRESSION_GRID, "alpha": list(DEFAULT_REGRESSION_ALPHA)}
         return {**PAPER_GRID, "alpha": list(PAPER_ALPHA)}
 
     def _fold_scorer(self, base):

@@ -4,6 +4,7 @@ from ._grids import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
     DEFAULT_REGRESSION_ALPHA,
+    DEFAULT_REGRESSION_GRID,
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
@@ -11,7 +12,7 @@ from ._grids import (
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA", "PAPER_ALPHA",
-           "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",
-           "RidgeLOOScorer", "SVCFoldScorer", "group_by_kernel", "kernel_ridge_score",
-           "results_dict", "search_grams"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
+           "DEFAULT_REGRESSION_GRID", "PAPER_ALPHA", "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER",
+           "BaseKernelSearchCV", "FastSVC", "RidgeLOOScorer", "SVCFoldScorer",
+           "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams"]

@@ -8,12 +8,19 @@ grids were chosen by nested cross-validation on the training sets of 24 UCR data
 
 import math
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA", "PAPER_ALPHA",
-           "PAPER_C", "PAPER_GRID"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
+           "DEFAULT_REGRESSION_GRID", "PAPER_ALPHA", "PAPER_C", "PAPER_GRID"]
 
-#: Kernel settings of the default (leave-one-out) protocol; other parameters keep the
-#: estimator's values (one ReLU layer, ``sigma_w = sqrt(2)``, ``sigma_u = 1``).
-DEFAULT_GRID = {"sigma_b": [0.0, 0.1, 0.5, 2.0]}
+#: Kernel settings of the default (leave-one-out) classifier protocol, 32 of them: the
+#: forward or bidirectional ReLU RNTK, with or without difference channels, 1 or 2
+#: layers, 4 bias scales; other parameters keep the estimator's values (``sigma_w =
+#: sqrt(2)``, ``sigma_u = 1``). Nested CV over the 24 training sets: 83.88% against
+#: 83.54% for the 4 bias scales of the forward one-layer kernel alone.
+DEFAULT_GRID = {"direction": ["forward", "bidirectional"], "diff": [False, True],
+                "n_layers": [1, 2], "sigma_b": [0.0, 0.1, 0.5, 2.0]}
+
+#: Kernel settings of the default regression protocol (not tuned: the bias scales).
+DEFAULT_REGRESSION_GRID = {"sigma_b": [0.0, 0.1, 0.5, 2.0]}
 
 #: Relative ridges (``x trace(K) / n``) of the default classifier protocol.
 DEFAULT_ALPHA = [10.0 ** k for k in range(-6, 3)]
