@@ -25,7 +25,10 @@ def _parser():
     p.add_argument("--methods", default="rntk,ntk,rbf,poly",
                    help=f"comma-separated among {','.join(METHODS)} or 'all' "
                         "(default: rntk,ntk,rbf,poly)")
-    p.add_argument("--protocol", choices=sorted(PROTOCOLS), default="paper")
+    p.add_argument("--protocol", choices=sorted(PROTOCOLS), default="paper",
+                   help="'paper' (default): the paper's C-SVM protocol; 'loo': the "
+                        "estimators' default, kernel ridge selected by exact leave-one-out "
+                        "(seconds); 'fast': small grids, a smoke test")
     p.add_argument("--out", default="results/ucr", help="output folder (default results/ucr)")
     p.add_argument("--n-jobs", type=int, default=1, help="threads for the Gram matrices")
     p.add_argument("--seed", type=int, default=0, help="seed of the CV folds and networks")

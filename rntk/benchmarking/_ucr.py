@@ -477,7 +477,7 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
         Dataset names (see :func:`rntk.datasets.list_ucr`).
     methods : list of str
         Methods among :data:`METHODS`; missing packages are skipped with a notice.
-    protocol : {"paper", "fast"}, default="paper"
+    protocol : {"paper", "loo", "fast"}, default="paper"
         Grids and number of folds (see the module docstring).
     data_home : str or path-like, optional
         UCR folder (default ``$RNTK_DATA``, then the bundled datasets).
