@@ -89,10 +89,10 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 32 kernel settings (``direction`` forward or "
-             "bidirectional, ``diff`` off or on, 1 or 2 layers, 4 values of ``sigma_b``) "
-             "x 9 relative ridges ``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` "
-             "the paper's 900 kernel settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` 8 kernel settings (the bidirectional 2-layer "
+             "RNTK, ``diff`` off or on, 4 values of ``sigma_b``) x 9 relative ridges "
+             "``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 "
+             "kernel settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
