@@ -118,3 +118,11 @@ def test_overflowing_gram_is_never_selected(rng):
     with pytest.warns(RuntimeWarning, match="non-finite"):
         loo = RNTKClassifierCV({"sigma_w": [3.0, 1.0]}).fit(X, y)
     assert loo.best_params_["sigma_w"] == 1.0 and np.isfinite(loo.best_score_)
+
+
+def test_paper_protocol_falls_back_to_kfold_on_small_classes(rng):
+    # 16 series in 4 classes of 4: stratified 10-fold CV is impossible, as in the benchmark
+    X, y = _waves(rng, n_per_class=4, n_classes=4)
+    with pytest.warns(UserWarning, match="KFold"):
+        search = RNTKClassifierCV({"C": [1.0]}, protocol="paper").fit(X, y)
+    assert search.n_splits_ == 10

@@ -24,7 +24,7 @@ from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
-from sklearn.model_selection import ParameterGrid, check_cv
+from sklearn.model_selection import KFold, ParameterGrid, check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
@@ -308,6 +308,21 @@ class BaseKernelSearchCV(BaseEstimator):
 
         return report
 
+    def _default_folds(self, y, base):
+        """Return the protocol's folds: K-fold when no class fills the stratified ones."""
+        n_splits = self._paper_cv
+        if base._is_regressor:
+            return n_splits
+        _, counts = np.unique(y, return_counts=True)
+        if counts.max() >= n_splits:
+            return n_splits
+        k = max(2, min(n_splits, len(y)))
+        warnings.warn(
+            f"every class has fewer than {n_splits} members (at most {counts.max()}), too "
+            f"few for the protocol's stratified {n_splits}-fold CV: using KFold({k}) "
+            "instead; pass cv to choose the folds", UserWarning, stacklevel=3)
+        return KFold(k)
+
     def _search(self, X, y, groups):
         base = self._base_estimator()
         candidates = self._candidates(base)
@@ -324,8 +339,8 @@ class BaseKernelSearchCV(BaseEstimator):
             splits = [(np.arange(n), np.arange(n))]  # one column of scores: the LOO score
             score_gram = RidgeLOOScorer(classification=not base._is_regressor)
         else:
-            cv = check_cv(self._paper_cv if self.cv is None else self.cv, y,
-                          classifier=base._is_regressor is False)
+            cv = self.cv if self.cv is not None else self._default_folds(y, base)
+            cv = check_cv(cv, y, classifier=base._is_regressor is False)
             splits = list(cv.split(np.zeros((len(raw), 1)), y, groups))
             fold_score = (self._fold_scorer(base) if self.scoring is None
                           else self._scoring_fold_score(base))
