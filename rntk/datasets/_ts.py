@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._ucr import _check_padded, _parse_labels, _to_layout
+from ._ucr import _check_padded, _parse_labels, _text_lines, _to_layout
 
 __all__ = ["load_ts"]
 
@@ -45,57 +45,68 @@ def _read_ts_padded(path):
     path = Path(path)
     header = {}
     labelled = False
+    declared = None  # the class labels listed by @classLabel true, if any
     cases, labels = [], []
     in_data = False
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            if not in_data:
-                if not line.startswith("@"):
-                    raise ValueError(
-                        f"{path}, line {lineno}: expected a header line starting with '@' "
-                        f"before @data; got {line[:60]!r}"
-                    )
-                key, _, value = line[1:].partition(" ")
-                key = key.lower()
-                if key == "data":
-                    in_data = True
-                elif key == "timestamps":
-                    if _header_bool(value, key, path, lineno):
-                        raise ValueError(
-                            f"{path}: time-stamped .ts data (@timeStamps true) is not supported"
-                        )
-                elif key in ("classlabel", "targetlabel"):
-                    labelled = labelled or _header_bool(value, key, path, lineno)
-                    if key == "targetlabel":
-                        header["regression"] = True
-                else:
-                    header[key] = value.strip()
-                continue
-            fields = line.split(":")
-            if labelled:
-                if len(fields) < 2:
-                    raise ValueError(
-                        f"{path}, line {lineno}: the header declares class labels but the "
-                        "line has no ':label' field"
-                    )
-                labels.append(fields[-1].strip())
-                fields = fields[:-1]
-            chans = [_parse_channel(c, path, lineno) for c in fields]
-            if len({len(c) for c in chans}) > 1:
+    for lineno, line in _text_lines(path):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not in_data:
+            if not line.startswith("@"):
                 raise ValueError(
-                    f"{path}, line {lineno}: the channels of one case have different lengths "
-                    f"({sorted({len(c) for c in chans})}); every channel of a case must have "
-                    "the same length"
+                    f"{path}, line {lineno}: expected a header line starting with '@' "
+                    f"before @data; got {line[:60]!r}"
                 )
-            if cases and len(chans) != len(cases[0]):
+            key, _, value = line[1:].partition(" ")
+            key = key.lower()
+            if key == "data":
+                in_data = True
+            elif key == "timestamps":
+                if _header_bool(value, key, path, lineno):
+                    raise ValueError(
+                        f"{path}: time-stamped .ts data (@timeStamps true) is not supported"
+                    )
+            elif key in ("classlabel", "targetlabel"):
+                flag = _header_bool(value, key, path, lineno)
+                labelled = labelled or flag
+                if key == "targetlabel":
+                    header["regression"] = True
+                elif flag and len(value.split()) > 1:
+                    declared = value.split()[1:]
+            else:
+                header[key] = value.strip()
+            continue
+        fields = line.split(":")
+        if labelled:
+            if len(fields) < 2:
                 raise ValueError(
-                    f"{path}, line {lineno}: {len(chans)} channel(s), but earlier cases have "
-                    f"{len(cases[0])}"
+                    f"{path}, line {lineno}: the header declares class labels but the "
+                    "line has no ':label' field"
                 )
-            cases.append(chans)
+            label = fields[-1].strip()
+            if not label:
+                raise ValueError(f"{path}, line {lineno}: the label field is empty")
+            if declared is not None and label not in declared:
+                raise ValueError(
+                    f"{path}, line {lineno}: class label {label!r} is not declared in the "
+                    f"@classLabel header ({' '.join(declared)[:200]})"
+                )
+            labels.append(label)
+            fields = fields[:-1]
+        chans = [_parse_channel(c, path, lineno) for c in fields]
+        if len({len(c) for c in chans}) > 1:
+            raise ValueError(
+                f"{path}, line {lineno}: the channels of one case have different lengths "
+                f"({sorted({len(c) for c in chans})}); every channel of a case must have "
+                "the same length"
+            )
+        if cases and len(chans) != len(cases[0]):
+            raise ValueError(
+                f"{path}, line {lineno}: {len(chans)} channel(s), but earlier cases have "
+                f"{len(cases[0])}"
+            )
+        cases.append(chans)
     if not in_data:
         raise ValueError(f"{path}: no @data line; not a .ts file")
     if not cases:

@@ -76,32 +76,81 @@ def read_tsv(path):
     ([[0.5, -1.25, 2.0], [1.0, 3.5, nan]], [1, 2])
     """
     path = Path(path)
-    rows, labels = [], []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            sep = "\t" if "\t" in line else ","
-            fields = line.split(sep)
-            if len(fields) < 2:
-                raise ValueError(
-                    f"{path}, line {lineno}: expected a label followed by at least one "
-                    f"value separated by tabs; got {line[:60]!r}"
-                )
-            try:
-                vals = np.array([float(v) if v.strip() else np.nan for v in fields[1:]])
-            except ValueError as exc:
-                raise ValueError(f"{path}, line {lineno}: not a number ({exc})") from None
-            labels.append(fields[0])
-            rows.append(vals)
+    rows, labels, counts = [], [], []
+    for lineno, line in _text_lines(path):
+        raw = line.rstrip("\r\n")
+        if not raw.strip() and "\t" not in raw:
+            continue  # a blank line
+        sep = "\t" if "\t" in raw else ","
+        # trailing blanks (and tabs) are not values, as before; leading tabs are kept
+        # so that an empty label is seen as one
+        fields = raw.rstrip().split(sep)
+        if len(fields) < 2:
+            raise ValueError(
+                f"{path}, line {lineno}: expected a label followed by at least one "
+                f"value separated by tabs; got {raw[:60]!r}"
+            )
+        if not fields[0].strip():
+            raise ValueError(
+                f"{path}, line {lineno}: the class label (the first field) is empty; "
+                f"got {raw[:60]!r}"
+            )
+        try:
+            vals = np.array([float(v) if v.strip() else np.nan for v in fields[1:]])
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {lineno}: not a number ({exc})") from None
+        labels.append(fields[0])
+        rows.append(vals)
+        counts.append((lineno, len(raw.split(sep))))
     if not rows:
         raise ValueError(f"{path}: the file holds no series")
+    _check_field_counts(counts, path)
     width = max(len(r) for r in rows)
     X = np.full((len(rows), width), np.nan)
     for i, r in enumerate(rows):
         X[i, : len(r)] = r
     return X, _parse_labels(labels, path)
+
+
+def _text_lines(path):
+    """Yield ``(lineno, line)`` of a UTF-8 text file; a BOM is ignored.
+
+    Any line ending is accepted. Bytes that are not UTF-8 (a binary or compressed file)
+    raise a ValueError naming the file and the line.
+    """
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            yield from enumerate(f, 1)
+    except UnicodeDecodeError:
+        data = Path(path).read_bytes()
+        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+        try:
+            data[start:].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            start += exc.start
+        head = data[:start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lineno = head.count(b"\n") + 1
+        raise ValueError(
+            f"{path}, line {lineno}: not UTF-8 text (byte 0x{data[start:start + 1].hex()} at "
+            f"offset {start}); is it a binary or compressed file?"
+        ) from None
+
+
+def _check_field_counts(counts, path):
+    """Every row of a UCR tsv file has the same number of fields (NaN padding)."""
+    values, n = np.unique([c for _, c in counts], return_counts=True)
+    if len(values) == 1:
+        return
+    # the most common count (the larger one on a tie: corruption shortens rows)
+    expected = int(values[np.flatnonzero(n == n.max())[-1]])
+    n_ok = int(n[values == expected][0])
+    lineno, got = next((ln, c) for ln, c in counts if c != expected)
+    what = "the row is truncated or corrupted" if got < expected else "the row has extra fields"
+    raise ValueError(
+        f"{path}, line {lineno}: {got} fields, expected {expected} (the label and "
+        f"{expected - 1} values, as on {n_ok} other line(s)); {what}. Every row of a UCR tsv "
+        "file has the same number of fields: variable-length series are NaN-padded"
+    )
 
 
 def _check_padded(X, source):
