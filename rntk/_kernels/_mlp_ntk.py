@@ -26,7 +26,13 @@ import numbers
 
 import numpy as np
 
-from .._utils import as_sequences, check_nonnegative, check_same_channels, flatten_padded
+from .._utils import (
+    as_sequences,
+    check_finite_kernel,
+    check_nonnegative,
+    check_same_channels,
+    flatten_padded,
+)
 
 __all__ = ["mlp_ntk_kernel"]
 
@@ -171,6 +177,8 @@ def mlp_ntk_kernel(X, Y=None, *, n_layers=1, sigma_w=2**0.5, sigma_b=0.0, sigma_
     if kind not in ("ntk", "nngp"):
         raise ValueError(f"kind must be 'ntk' or 'nngp'; got {kind!r}")
     A, B = _prepare(X, Y, pad)
-    return mlp_ntk_depths(
-        A, B, int(n_layers), sigma_w, sigma_b, sigma_v, kind, symmetric=Y is None,
-    )[-1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        K = mlp_ntk_depths(A, B, int(n_layers), sigma_w, sigma_b, sigma_v, kind,
+                           symmetric=Y is None)[-1]
+    return check_finite_kernel(K, "mlp_ntk_kernel", dict(
+        n_layers=n_layers, sigma_w=sigma_w, sigma_b=sigma_b, sigma_v=sigma_v, kind=kind))

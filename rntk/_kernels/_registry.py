@@ -10,6 +10,7 @@ from typing import Callable, NamedTuple
 
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 
+from .._utils import KernelOverflowError
 from ._mlp_ntk import mlp_ntk_depths
 from ._rntk import rntk_kernel
 
@@ -44,14 +45,17 @@ class KernelSpec(NamedTuple):
 
         Yields
         ------
-        K : ndarray of shape (n, n)
-            The Gram of the next setting.
+        K : ndarray of shape (n, n) or None
+            The Gram of the next setting (``None`` if it overflows).
         """
         if self.grams is not None:
             yield from self.grams(A, settings, n_jobs=n_jobs)
             return
         for p in settings:
-            yield self.gram(A, n_jobs=n_jobs, **p)
+            try:
+                yield self.gram(A, n_jobs=n_jobs, **p)
+            except KernelOverflowError:
+                yield None  # the search engine scores it NaN, with a warning
 
 
 def _rntk(A, B=None, *, n_jobs=None, **params):

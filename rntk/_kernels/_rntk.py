@@ -28,10 +28,12 @@ from .._utils import (
     DOC,
     JIT_OPTIONS,
     as_sequences,
+    check_finite_kernel,
     check_n_jobs,
     check_nonnegative,
     check_same_channels,
     fill_doc,
+    finite_square,
     numba_threads,
     pack_end_aligned,
 )
@@ -109,8 +111,11 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
         return v, th * (0.5 / math.pi)
     elif act == 1:  # erf
         c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
-        c = 1.0 - r1 * r1 if same else c  # 2 k / (1 + 2 k)
-        return (2.0 / math.pi) * _asin(c), 4.0 / math.pi * r1 * r2 / math.sqrt(1.0 - c * c)
+        # a sample with itself: c = 2 k / (1 + 2 k) and 1 - c^2 = (1 + 4 k) / (1 + 2 k)^2,
+        # in closed form (1 - r1^2 and 1 - c^2 cancel when k is tiny or large)
+        c = 2.0 * k3 * r1 * r1 if same else c
+        den = (1.0 + 4.0 * k3) * (r1 * r1) * (r1 * r1) if same else 1.0 - c * c
+        return (2.0 / math.pi) * _asin(c), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
     return k3, 1.0  # linear
 
 
@@ -255,6 +260,19 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     return out
 
 
+def _settings(**params):
+    """Return the hyperparameters that differ from the defaults, for error messages."""
+    return {k: v for k, v in params.items()
+            if k not in RNTK_DEFAULTS or not _same(v, RNTK_DEFAULTS[k])}
+
+
+def _same(a, b):
+    try:
+        return bool(np.all(np.asarray(a) == np.asarray(b)))
+    except (TypeError, ValueError):
+        return False
+
+
 def network_inputs(seqs, reverse=False, diff=False):
     """Return the sequences one RNN of the network reads (with differences, reversed).
 
@@ -281,7 +299,7 @@ def network_inputs(seqs, reverse=False, diff=False):
 
 
 def _check_family(direction, diff):
-    if direction not in DIRECTIONS:
+    if not isinstance(direction, str) or direction not in DIRECTIONS:
         raise ValueError(
             f"unknown direction {direction!r}; choose one of {sorted(DIRECTIONS)}")
     if not isinstance(diff, (bool, np.bool_)):
@@ -296,20 +314,20 @@ def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activat
         raise TypeError(f"n_layers must be an integer, got {n_layers!r}")
     if n_layers < 1:
         raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-    if activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise ValueError(
             f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}"
         )
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; choose 'ntk' or 'nngp'")
     n_layers = int(n_layers)
     return dict(
         act=ACTIVATIONS[activation],
-        sw2=check_nonnegative(sigma_w, "sigma_w", n_layers) ** 2,
-        su2=check_nonnegative(sigma_u, "sigma_u", n_layers) ** 2,
-        sb2=check_nonnegative(sigma_b, "sigma_b", n_layers) ** 2,
-        sh2=check_nonnegative(sigma_h, "sigma_h") ** 2,
-        sv2=check_nonnegative(sigma_v, "sigma_v") ** 2,
+        sw2=finite_square(check_nonnegative(sigma_w, "sigma_w", n_layers), "sigma_w"),
+        su2=finite_square(check_nonnegative(sigma_u, "sigma_u", n_layers), "sigma_u"),
+        sb2=finite_square(check_nonnegative(sigma_b, "sigma_b", n_layers), "sigma_b"),
+        sh2=finite_square(check_nonnegative(sigma_h, "sigma_h"), "sigma_h"),
+        sv2=finite_square(check_nonnegative(sigma_v, "sigma_v"), "sigma_v"),
         want_ntk=kind == "ntk",
     )
 
@@ -411,7 +429,10 @@ def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
             _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), part)
         if part is not out:
             out += part
-    return out
+    return check_finite_kernel(out, "rntk_kernel", _settings(
+        n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
+        sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
+        longest_series=t_max))
 
 
 def rntk_diag(X, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
@@ -455,4 +476,7 @@ n_jobs
         with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs):
             _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
         d += out[:, 0]
-    return d
+    return check_finite_kernel(d, "rntk_diag", _settings(
+        n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
+        sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
+        longest_series=t_max))

@@ -27,6 +27,7 @@ from .._utils import (
     DOC,
     as_sequences,
     blas_threads,
+    check_finite_kernel,
     check_nonnegative,
     check_same_channels,
     fill_doc,
@@ -194,14 +195,6 @@ def _diag_convolution(out, xlen, ylen, rho):
     return out
 
 
-def _check_finite(out):
-    if not np.all(np.isfinite(out)):
-        raise ValueError(
-            "the kernel overflows float64; use nu_w < 1 (a stable network), shorter "
-            "sequences or rescaled inputs"
-        )
-
-
 @fill_doc(linear_rnn_variances=LINEAR_RNN_VARIANCES_DOC, **DOC)
 def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, output="last",
                        n_jobs=None):
@@ -302,7 +295,7 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
             out = a @ b.T
         if Y is None:
             out = 0.5 * (out + out.T)
-        _check_finite(out)
+        check_finite_kernel(out, "scaled_conv_kernel", dict(nu_w=nu_w, nu_f=nu_f, nu_c=nu_c))
         return out
 
     t_x, t_y = int(xlen.max()), int(ylen.max())
@@ -316,5 +309,5 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
             _diag_recursion(out, xlen, ylen, nu_w, nu_c + nu_f, nu_c * nu_f)
         else:
             _diag_convolution(out, xlen, ylen, taps)
-    _check_finite(out)
+    check_finite_kernel(out, "scaled_conv_kernel", dict(nu_w=nu_w, nu_f=nu_f, nu_c=nu_c))
     return out

@@ -29,7 +29,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._utils import DOC, fill_doc, validate_fit_data
+from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
@@ -88,8 +88,9 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
 
     Parameters
     ----------
-    grams : iterable of ndarray of shape (n, n)
-        One training Gram per group, produced lazily in the order of ``groups``.
+    grams : iterable of ndarray of shape (n, n) or None
+        One training Gram per group, produced lazily in the order of ``groups``;
+        ``None`` (a kernel that refused to overflow) is scored like a non-finite Gram.
     groups : list of list of int
         Indices of the candidates that each Gram serves.
     candidates : list of dict
@@ -148,7 +149,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         for s, (K, idxs) in enumerate(zip(grams, groups)):
             kernel_time[idxs] = time.perf_counter() - t
             t1 = time.perf_counter()
-            if not np.isfinite(K).all():
+            if K is None or not np.isfinite(K).all():  # None: the kernel refused (overflow)
                 non_finite.append(s)
             elif score_gram is not None:
                 try:
@@ -357,7 +358,10 @@ class BaseKernelSearchCV(BaseEstimator):
         def grams():
             for idxs in kernel_groups:
                 est = clone(base).set_params(**candidates[idxs[0]])
-                yield est._gram(est._prepare(raw))
+                try:
+                    yield est._gram(est._prepare(raw))
+                except KernelOverflowError:
+                    yield None  # scored NaN, with the engine's warning
 
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram,

@@ -10,15 +10,19 @@ from ._sequences import (
 )
 from ._threads import JIT_OPTIONS, blas_threads, numba_threads
 from ._validation import (
+    KernelOverflowError,
+    check_finite_kernel,
     check_int,
     check_n_jobs,
     check_nonnegative,
+    finite_square,
     store_init_params,
     validate_fit_data,
     validate_predict_data,
 )
 
-__all__ = ["DOC", "JIT_OPTIONS", "as_sequences", "blas_threads", "check_int", "check_n_jobs",
-           "check_nonnegative", "check_same_channels", "fill_doc", "flatten_padded",
+__all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
+           "check_finite_kernel", "check_int", "check_n_jobs", "check_nonnegative",
+           "check_same_channels", "fill_doc", "finite_square", "flatten_padded",
            "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
            "validate_fit_data", "validate_predict_data"]

@@ -21,8 +21,12 @@ __all__ = ["as_sequences", "check_same_channels", "flatten_padded", "pack_end_al
 
 
 def _as_float_array(a, name):
+    if isinstance(a, np.ma.MaskedArray):  # masked entries are missing: NaN (padding)
+        a = np.ma.filled(np.ma.asarray(a, dtype=np.float64), np.nan)
     arr = np.asarray(a)
     if arr.dtype == object:
+        if any(isinstance(v, (str, bytes)) for v in arr.ravel()):
+            raise TypeError(f"{name} must hold numbers; got strings")
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
@@ -217,7 +221,11 @@ def unit_norm(seqs):
     """
     out = []
     for s in seqs:
-        norm = np.linalg.norm(s)
+        with np.errstate(over="ignore"):
+            norm = np.linalg.norm(s)
+        if not np.isfinite(norm):  # the squares overflow: scale by the peak first (exact)
+            s = s / np.max(np.abs(s))
+            norm = np.linalg.norm(s)
         out.append(s / norm if norm > 0 else s)
     return out
 

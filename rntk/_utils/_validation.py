@@ -119,6 +119,16 @@ def _check_not_1d(X):
             )
 
 
+def _reject_strings(X):
+    """Refuse text before scikit-learn's validation would parse numeric strings."""
+    if isinstance(X, (list, tuple)) or sp.issparse(X) or not hasattr(X, "__array__"):
+        return
+    arr = np.asarray(X)
+    if arr.dtype.kind in ("U", "S") or (arr.dtype.kind == "O" and any(
+            isinstance(v, (str, bytes)) for v in arr.ravel())):
+        raise TypeError("X must hold numbers; got strings")
+
+
 def _as_list(X):
     if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1:
         return list(X)
@@ -159,6 +169,7 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
             "target y is None."
         )
     _check_not_1d(X)
+    _reject_strings(X)
     if _is_2d_array(X):
         if check_targets is None:
             X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
@@ -205,6 +216,7 @@ def validate_predict_data(est, X):
     check_is_fitted(est)
     X = _as_list(X)
     _check_not_1d(X)
+    _reject_strings(X)
     if _is_2d_array(X):
         X = validate_data(est, X, reset=False, ensure_2d=False, dtype=np.float64,
                           ensure_all_finite="allow-nan")
@@ -234,3 +246,61 @@ def store_init_params(est, params):
     for name, value in params.items():
         if name not in ("self", "__class__"):
             setattr(est, name, value)
+
+
+class KernelOverflowError(ValueError, OverflowError):
+    """A kernel's values overflow float64 for the given inputs and hyperparameters."""
+
+
+def check_finite_kernel(K, kernel, settings):
+    """Raise :class:`KernelOverflowError` if a computed kernel holds inf or NaN.
+
+    Every kernel function calls this on its result: an overflow is reported with the
+    settings that caused it, never returned as a silent inf/NaN Gram.
+
+    Parameters
+    ----------
+    K : ndarray
+        The computed kernel values.
+    kernel : str
+        The function's name, for the message.
+    settings : dict
+        The hyperparameters (and sizes) to name in the message.
+
+    Returns
+    -------
+    K : ndarray
+        The same array, when every value is finite.
+    """
+    finite = np.isfinite(K)
+    if finite.all():
+        return K
+    shown = ", ".join(f"{k}={v!r}" for k, v in settings.items())
+    raise KernelOverflowError(
+        f"{kernel} overflows float64: {K.size - int(finite.sum())} of {K.size} values are "
+        f"not finite ({shown}). The variances of the recursion grow with the number of "
+        "steps when sigma_w is large (ReLU is stable up to sqrt(2), linear and erf up to "
+        "1), and the inputs' squares overflow beyond about 1e154: use smaller scales, "
+        "shorter series, or unit-norm series (normalize=True)")
+
+
+def finite_square(value, name):
+    """Square of a validated scale, refusing one whose square overflows float64.
+
+    Parameters
+    ----------
+    value : float or ndarray
+        A non-negative scale (validated by :func:`check_nonnegative`).
+    name : str
+        Its name, for the message.
+
+    Returns
+    -------
+    square : float or ndarray
+        ``value ** 2``.
+    """
+    with np.errstate(over="ignore"):
+        sq = np.square(np.asarray(value, dtype=np.float64))
+    if not np.all(np.isfinite(sq)):
+        raise ValueError(f"{name}={value!r} is too large: its square overflows float64")
+    return float(sq) if sq.ndim == 0 else sq

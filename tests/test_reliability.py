@@ -1,0 +1,104 @@
+"""Regression tests of the reliability issue: no silent wrong kernels, no silent overflow."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import rntk
+from rntk import (
+    KernelOverflowError,
+    RNTKClassifier,
+    RNTKClassifierCV,
+    RNTKRegressor,
+    mlp_ntk_kernel,
+    rntk_diag,
+    rntk_kernel,
+)
+from tests.reference import rntk_gram
+
+
+def test_erf_self_pairs_do_not_cancel(rng):
+    """Item 1: erf, nngp, 3 layers, sigma_u at RNTK's lower bound: a PSD Gram, exact diagonal."""
+    X = rng.normal(size=(20, 30))
+    params = dict(activation="erf", kind="nngp", n_layers=3, sigma_w=0.5)
+    for sigma_u in (1e-3, 1e-2):
+        K = rntk_kernel(X, sigma_u=sigma_u, **params)
+        ref = rntk_gram(list(X[:3]), sigma_u=sigma_u, **params)  # exact closed forms
+        np.testing.assert_allclose(np.diag(K)[:3], np.diag(ref), rtol=1e-9)
+        assert np.all(np.diag(K) > 0)
+        ev = np.linalg.eigvalsh(K)
+        assert ev.min() >= -1e-10 * ev.max()
+
+
+@pytest.mark.parametrize("kw", [
+    dict(sigma_w=2.0), dict(activation="linear", sigma_w=1.5), dict(activation="erf", sigma_w=2.0),
+])
+def test_long_unstable_recursions_raise_a_clear_overflow(rng, kw):
+    """Item 3: T = 5000 with a large sigma_w overflows: refused, naming the settings."""
+    X = rng.normal(size=(3, 5000))
+    with pytest.raises(KernelOverflowError, match=r"overflows float64.*sigma_w"):
+        rntk_kernel(X, **kw)
+    with pytest.raises(KernelOverflowError, match="rntk_diag overflows"):
+        rntk_diag(X, **kw)
+
+
+def test_huge_inputs_and_scales_are_refused_or_rescaled(rng):
+    X = rng.normal(size=(6, 20))
+    with pytest.raises(KernelOverflowError):
+        rntk_kernel(X * 1e160)
+    with pytest.raises(ValueError, match="sigma_v=1e.*200 is too large"):
+        rntk_kernel(X, sigma_v=1e200)
+    with pytest.raises(ValueError, match="sigma_w.*too large"):
+        rntk_kernel(X, sigma_w=1e200)
+    with pytest.raises(KernelOverflowError, match="mlp_ntk_kernel"):
+        mlp_ntk_kernel(X * 1e160)
+    with pytest.raises(KernelOverflowError):
+        RNTKRegressor().fit(X * 1e160, np.arange(6.0))
+    # the unit norm of huge series is computed without overflow: the same predictions
+    y = np.r_[np.zeros(3), np.ones(3)]
+    small = RNTKClassifier().fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        huge = RNTKClassifier().fit(X * 1e200, y)
+    np.testing.assert_array_equal(huge.predict(X * 1e200), small.predict(X))
+    np.testing.assert_allclose(huge.decision_function(X * 1e200), small.decision_function(X),
+                               rtol=1e-6)  # libsvm's solution moves with the last bits
+
+
+def test_overflowing_candidates_score_nan_in_every_protocol(rng):
+    """Item 2: a setting whose Gram overflows scores NaN, with a warning, never selected."""
+    X = rng.normal(size=(30, 3000))
+    y = np.r_[np.zeros(24), np.ones(6)]
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        cv = RNTKClassifierCV({"sigma_w": [3.0, 1.0], "C": [0.01]}, protocol="paper", cv=3,
+                              refit=False).fit(X, y)
+    assert np.isnan(cv.cv_results_["mean_test_score"][0]) and cv.best_index_ == 1
+    with pytest.warns(RuntimeWarning, match="non-finite"), pytest.raises(ValueError,
+                                                                        match="No candidate"):
+        RNTKClassifierCV({"sigma_w": [3.0]}).fit(X, y)
+
+
+def test_minor_input_checks(rng):
+    X = rng.normal(size=(4, 5))
+    with pytest.raises(ValueError, match="unknown activation"):
+        rntk_kernel(X, activation=["relu"])
+    with pytest.raises(ValueError, match="unknown kind"):
+        rntk_kernel(X, kind=["ntk"])
+    # a masked array's masked trailing steps are padding, as NaN would be
+    masked = np.ma.masked_array(X, mask=np.zeros_like(X, dtype=bool))
+    masked[0, 3:] = np.ma.masked
+    np.testing.assert_allclose(rntk_kernel(masked),
+                               rntk_kernel([X[0, :3]] + list(X[1:])), rtol=1e-14)
+    # numeric strings: refused alike by the kernel and the estimators
+    strings = np.array([["1", "2", "3"], ["2", "1", "0"]], dtype=object)
+    with pytest.raises(TypeError, match="strings"):
+        rntk_kernel(strings)
+    with pytest.raises(TypeError, match="strings"):
+        RNTKClassifier().fit(strings, [0, 1])
+
+
+def test_exported():
+    assert rntk.KernelOverflowError is KernelOverflowError
+    assert issubclass(KernelOverflowError, ValueError)
+    assert issubclass(KernelOverflowError, OverflowError)
