@@ -102,3 +102,36 @@ def test_exported():
     assert rntk.KernelOverflowError is KernelOverflowError
     assert issubclass(KernelOverflowError, ValueError)
     assert issubclass(KernelOverflowError, OverflowError)
+
+
+def test_gram_larger_than_memory_is_refused_up_front():
+    """Item 6: the size is checked before anything is allocated."""
+    with pytest.raises(MemoryError, match=r"200000 x 200000 series needs 298\.0 GiB"):
+        rntk_kernel([np.zeros(2)] * 200_000)
+
+
+def test_threads_with_the_workqueue_layer(tmp_path):
+    """Item 7: two Python threads calling the kernel under the workqueue layer."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "threads.py"
+    script.write_text(
+        "import threading\n"
+        "import numpy as np\n"
+        "from rntk import rntk_kernel\n"
+        "X = np.random.default_rng(0).normal(size=(300, 40))\n"
+        "def work():\n"
+        "    for _ in range(3):\n"
+        "        rntk_kernel(X, n_jobs=2)\n"
+        "ts = [threading.Thread(target=work) for _ in range(2)]\n"
+        "[t.start() for t in ts]\n"
+        "[t.join() for t in ts]\n"
+        "import numba\n"
+        "print(numba.threading_layer())\n")
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "workqueue"

@@ -29,6 +29,7 @@ from .._utils import (
     JIT_OPTIONS,
     as_sequences,
     check_finite_kernel,
+    check_memory,
     check_n_jobs,
     check_nonnegative,
     check_same_channels,
@@ -418,6 +419,11 @@ def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     ys = xs if symmetric else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
     t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
+    # the Gram, a second one for a sum of directions, and the packed inputs
+    n_grams = 1 if len(readers) == 1 else 2
+    check_memory(8 * (n_grams * len(xs) * len(ys) + 2 * t_max * (len(xs) + len(ys))
+                      * xs[0].shape[1] * (2 if diff else 1)),
+                 f"an RNTK Gram of {len(xs)} x {len(ys)} series")
     out = np.zeros((len(xs), len(ys)))
     items = _items(len(xs), len(ys), symmetric)
     work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)

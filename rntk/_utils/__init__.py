@@ -13,6 +13,7 @@ from ._validation import (
     KernelOverflowError,
     check_finite_kernel,
     check_int,
+    check_memory,
     check_n_jobs,
     check_nonnegative,
     finite_square,
@@ -22,7 +23,7 @@ from ._validation import (
 )
 
 __all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
-           "check_finite_kernel", "check_int", "check_n_jobs", "check_nonnegative",
+           "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "fill_doc", "finite_square", "flatten_padded",
            "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
            "validate_fit_data", "validate_predict_data"]

@@ -1,6 +1,7 @@
 """One thread policy for the numba engines and the BLAS calls."""
 
-from contextlib import contextmanager
+import threading
+from contextlib import contextmanager, nullcontext
 
 import numba
 
@@ -12,9 +13,31 @@ __all__ = ["JIT_OPTIONS", "blas_threads", "numba_threads"]
 JIT_OPTIONS = dict(fastmath=True, error_model="numpy", cache=True)
 
 
+_PARALLEL_LOCK = threading.RLock()
+
+
+def _parallel_guard():
+    """Return a lock when numba's threading layer is not thread-safe (workqueue).
+
+    The workqueue layer aborts the process when two Python threads enter parallel
+    regions at once ("Concurrent access has been detected"); OpenMP and TBB do not.
+    Before the first parallel region the layer is unknown: the lock is taken then too.
+    """
+    if numba.config.THREADING_LAYER == "workqueue":
+        return _PARALLEL_LOCK
+    try:
+        active = numba.threading_layer()
+    except ValueError:  # not initialised yet
+        return _PARALLEL_LOCK
+    return _PARALLEL_LOCK if active == "workqueue" else nullcontext()
+
+
 @contextmanager
 def numba_threads(n_jobs):
     """Run a block with ``n_jobs`` Numba threads, restoring the previous count after.
+
+    The block may run parallel numba code: it is serialised between Python threads
+    when the threading layer is not thread-safe (workqueue).
 
     Parameters
     ----------
@@ -28,18 +51,19 @@ def numba_threads(n_jobs):
         The thread count in force inside the block.
     """
     check_n_jobs(n_jobs)
-    previous = numba.get_num_threads()
-    if n_jobs is None:
-        yield previous
-        return
-    available = numba.config.NUMBA_NUM_THREADS
-    n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
-    n = min(n, available)
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(previous)
+    with _parallel_guard():
+        previous = numba.get_num_threads()
+        if n_jobs is None:
+            yield previous
+            return
+        available = numba.config.NUMBA_NUM_THREADS
+        n = n_jobs if n_jobs > 0 else max(1, available + 1 + n_jobs)
+        n = min(n, available)
+        numba.set_num_threads(n)
+        try:
+            yield n
+        finally:
+            numba.set_num_threads(previous)
 
 
 def blas_threads(n_jobs):

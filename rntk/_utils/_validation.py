@@ -304,3 +304,37 @@ def finite_square(value, name):
     if not np.all(np.isfinite(sq)):
         raise ValueError(f"{name}={value!r} is too large: its square overflows float64")
     return float(sq) if sq.ndim == 0 else sq
+
+
+def _available_memory():
+    """Bytes of memory available to this process (RAM + swap), None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f}
+        return info["MemAvailable"] + info.get("SwapFree", 0)
+    except (OSError, KeyError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(n_bytes, what):
+    """Refuse up front an allocation larger than the memory available.
+
+    Parameters
+    ----------
+    n_bytes : int
+        Size of the allocation.
+    what : str
+        What it is, for the message.
+    """
+    available = _available_memory()
+    if available is not None and n_bytes > available:
+        raise MemoryError(
+            f"{what} needs {n_bytes / 2**30:.1f} GiB but only {available / 2**30:.1f} GiB of "
+            "memory is available: compute it in blocks of rows (rntk_kernel(X[i:j], Y)) "
+            "into an array on disk (numpy.memmap), or use fewer series")
