@@ -2,12 +2,38 @@
 
 import argparse
 import sys
+from pathlib import Path
 
-from ..datasets import list_ucr
-from ._ucr import METHODS, PROTOCOLS, _resolve_datasets, run_benchmark
+import numpy as np
+
+from ..datasets import load_ucr
+from ._reports import _failure_label
+from ._ucr import METHODS, PROTOCOLS, _catalog, _resolve_datasets, _run
 from .published_results import load_paper_table
 
 __all__ = ["main"]
+
+
+def _int(text):
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _n_jobs(text):
+    n = _int(text)
+    if n == 0:
+        raise argparse.ArgumentTypeError("must be a number of threads >= 1, or negative "
+                                         "(-1: all cores); got 0")
+    return n
+
+
+def _seed(text):
+    n = _int(text)
+    if not 0 <= n < 2**32:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1]; got {n}")
+    return n
 
 
 def _parser():
@@ -30,8 +56,9 @@ def _parser():
                         "estimators' default, kernel ridge selected by exact leave-one-out "
                         "(seconds); 'fast': small grids, a smoke test")
     p.add_argument("--out", default="results/ucr", help="output folder (default results/ucr)")
-    p.add_argument("--n-jobs", type=int, default=1, help="threads for the Gram matrices")
-    p.add_argument("--seed", type=int, default=0, help="seed of the CV folds and networks")
+    p.add_argument("--n-jobs", type=_n_jobs, default=1,
+                   help="threads for the Gram matrices (-1: all cores)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the CV folds and networks")
     p.add_argument("--paper-table", default=None,
                    help="CSV of the paper's Table 2 (default: the copy shipped with "
                         "rntk.benchmarking)")
@@ -41,6 +68,42 @@ def _parser():
     p.add_argument("--list", action="store_true", help="list the datasets and exit")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     return p
+
+
+def _describe(name, data_home):
+    """One ``--list`` row: sizes, lengths, channels and classes of a dataset."""
+    X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home)
+    seqs = list(X_train) + list(X_test)
+    lens = [len(x) for x in seqs]
+    length = str(min(lens)) if min(lens) == max(lens) else f"{min(lens)}-{max(lens)}"
+    chan = 1 if np.ndim(seqs[0]) == 1 else int(np.shape(seqs[0])[1])
+    classes = len(np.unique(np.concatenate([np.asarray(y).astype(str)
+                                            for y in (y_train, y_test)])))
+    return (f"{name:<32} {len(y_train):>7} {len(y_test):>7} {length:>9} {chan:>4} "
+            f"{classes:>7}  {min(lens) != max(lens)}")
+
+
+def _list(data_home):
+    """Print the datasets, one at a time: an unreadable one is reported, not fatal."""
+    try:
+        available, incomplete = _catalog(data_home)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    print(f"{'name':<32} {'n_train':>7} {'n_test':>7} {'length':>9} {'chan':>4} "
+          f"{'classes':>7}  variable")
+    status = 0
+    for name in sorted({*available, *incomplete}):
+        why = incomplete.get(name) if name not in available else None
+        if why is None:
+            try:
+                print(_describe(name, data_home))
+                continue
+            except Exception as exc:  # one bad file does not hide the others
+                why = str(exc) or type(exc).__name__
+        print(f"{name:<32} (unreadable, see stderr)")
+        print(f"warning: {why}", file=sys.stderr)
+        status = 1
+    return status
 
 
 def main(argv=None):
@@ -54,36 +117,50 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success.
+        0 on success; 1 when a dataset could not be read or a method failed on one (the
+        others still ran, the problems are reported on stderr and in the summaries).
     """
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.list:
-        rows = list_ucr(args.data_home)
-        print(f"{'name':<32} {'n_train':>7} {'n_test':>7} {'length':>9} {'chan':>4} "
-              f"{'classes':>7}  variable")
-        for r in rows:
-            length = (f"{r['min_length']}" if r["min_length"] == r["max_length"]
-                      else f"{r['min_length']}-{r['max_length']}")
-            print(f"{r['name']:<32} {r['n_train']:>7} {r['n_test']:>7} {length:>9} "
-                  f"{r['n_channels']:>4} {r['n_classes']:>7}  {r['variable_length']}")
-        return 0
+        return _list(args.data_home)
+    out = Path(args.out)
+    for path in (out, out / "cache"):
+        if path.exists() and not path.is_dir():
+            parser.error(f"--out {out}" + ("" if path == out else f": {path}")
+                         + " exists and is not a folder")
     try:
         paper = load_paper_table(args.paper_table)
-    except OSError as exc:
-        raise SystemExit(f"error: cannot read --paper-table: {exc}") from None
-    methods = list(METHODS) if args.methods == "all" else [
-        m.strip() for m in args.methods.split(",") if m.strip()]
+    except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
+        what = (exc.strerror if isinstance(exc, OSError) and exc.strerror else
+                f"no {exc} column" if isinstance(exc, KeyError) else exc)
+        raise SystemExit(f"error: cannot read --paper-table {args.paper_table}: "
+                         f"{what}") from None
+    methods = list(METHODS) if args.methods == "all" else list(dict.fromkeys(
+        m.strip() for m in args.methods.split(",") if m.strip()))
+    if not methods:
+        raise SystemExit(f"error: no method named in --methods {args.methods!r}")
     bad = [m for m in methods if m not in METHODS]
     if bad:
         raise SystemExit(f"error: unknown method(s) {', '.join(bad)}; choose among "
                          f"{', '.join(METHODS)}")
     try:
         datasets = _resolve_datasets(args.datasets, args.data_home, paper)
-    except ValueError as exc:
+    except (OSError, ValueError) as exc:
         raise SystemExit(f"error: {exc}") from None
-    run_benchmark(datasets, methods, protocol=args.protocol, data_home=args.data_home,
-                  out=args.out, n_jobs=args.n_jobs, seed=args.seed, paper=paper,
-                  force=args.force, quiet=args.quiet, report_only=args.report_only)
+    try:
+        (out / "cache").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SystemExit(f"error: cannot create the --out folder {out}: "
+                         f"{exc.strerror or exc}") from None
+    _, failed = _run(datasets, methods, protocol=args.protocol, data_home=args.data_home,
+                     out=args.out, n_jobs=args.n_jobs, seed=args.seed, paper=paper,
+                     force=args.force, quiet=args.quiet, stream=None,
+                     report_only=args.report_only)
+    if failed:
+        print(f"error: {len(failed)} failure(s): " + "; ".join(map(_failure_label, failed))
+              + " (details above and in summary.md)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,9 +1,13 @@
 """The reports of the UCR benchmark: CSV, Markdown, JSON and a plot against the paper."""
 
+import contextlib
 import csv
 import importlib.util
+import io
 import json
 import math
+import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -12,6 +16,34 @@ import numpy as np
 from .stats import summary_metrics
 
 __all__ = ["write_reports"]
+
+
+@contextlib.contextmanager
+def _replacing(path):
+    """Yield a temporary path beside ``path``; on success move it onto ``path`` atomically.
+
+    The temporary file (``.NAME.<pid>-<random>.tmp`` in the same folder, so that
+    ``os.replace`` never crosses file systems) is removed when the block fails: readers
+    of ``path`` see the old file or the complete new one, never a partial write.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _atomic_write_text(path, text):
+    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically, synced to disk."""
+    with _replacing(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
 
 
 def _json_default(o):
@@ -24,13 +56,23 @@ def _json_default(o):
     return str(o)
 
 
+def _failure_label(failure):
+    """``DATASET / METHOD``, or ``DATASET (unreadable)`` when its data could not be read."""
+    if failure["method"] is None:
+        return f"{failure['dataset']} (unreadable)"
+    return f"{failure['dataset']} / {failure['method']}"
+
+
 def _fmt_params(params):
     return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                      for k, v in params.items())
 
 
-def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=None):
+def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=None,
+                  failed=None):
     """Write ``results.csv``, ``summary.md``, ``summary.json``, ``summary.csv`` and the PNG.
+
+    Every file is replaced atomically (written beside it, then renamed).
 
     Parameters
     ----------
@@ -46,6 +88,9 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         Do not print the Markdown summary.
     stream : file, optional
         Where the summary is printed (default stdout).
+    failed : list of dict, optional
+        The (dataset, method) runs that failed, ``{"dataset", "method", "error"}``
+        (``method`` None: the dataset could not be read); listed in the summaries.
 
     Returns
     -------
@@ -64,14 +109,16 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
               "gram_time", "fit_time", "predict_time", "total_time", "n_settings", "padded",
               "n_train", "n_test", "min_length", "max_length", "n_channels", "n_classes",
               "engine"]
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
-                        "cv_score": round(100 * r["cv_score"], 2)
-                        if r["cv_score"] == r["cv_score"] else "",
-                        "params": json.dumps(r["params"], default=_json_default)})
+    failed = list(failed or [])
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
+                    "cv_score": round(100 * r["cv_score"], 2)
+                    if r["cv_score"] == r["cv_score"] else "",
+                    "params": json.dumps(r["params"], default=_json_default)})
+    _atomic_write_text(out / "results.csv", f.getvalue())
     acc = np.array([[100 * by[(d, m)]["accuracy"] if (d, m) in by else np.nan
                      for m in methods] for d in datasets])
     ours = summary_metrics(acc) if np.isfinite(acc).all(axis=1).any() else None
@@ -99,31 +146,33 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
             for j, c in enumerate(cols)},
         "method_time_s": times,
         "wall_time_s": wall_time,
+        "failed": failed,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=_json_default))
+    _atomic_write_text(out / "summary.json",
+                       json.dumps(summary, indent=1, default=_json_default))
     if ours is not None:
-        with open(out / "summary.csv", "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["method", "mean_accuracy", "std", "P90", "P95", "PMA",
-                        "friedman_rank", "n_datasets", "paper_mean_same_datasets",
-                        "time_s"])
-            for j, m in enumerate(methods):
-                pm = [by[(d, m)]["paper"] for d in datasets if (d, m) in by]
-                pmean = np.mean(pm) if pm and all(p is not None for p in pm) else ""
-                w.writerow([m, round(ours["mean"][j], 2), round(ours["std"][j], 2),
-                            round(ours["P90"][j], 4), round(ours["P95"][j], 4),
-                            round(ours["PMA"][j], 4), round(ours["friedman_rank"][j], 3),
-                            ours["n_datasets"], pmean if pmean == "" else round(pmean, 2),
-                            round(times[m], 1)])
-    md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time)
-    (out / "summary.md").write_text(md)
+        f = io.StringIO(newline="")
+        w = csv.writer(f)
+        w.writerow(["method", "mean_accuracy", "std", "P90", "P95", "PMA",
+                    "friedman_rank", "n_datasets", "paper_mean_same_datasets", "time_s"])
+        for j, m in enumerate(methods):
+            pm = [by[(d, m)]["paper"] for d in datasets if (d, m) in by]
+            pmean = np.mean(pm) if pm and all(p is not None for p in pm) else ""
+            w.writerow([m, round(ours["mean"][j], 2), round(ours["std"][j], 2),
+                        round(ours["P90"][j], 4), round(ours["P95"][j], 4),
+                        round(ours["PMA"][j], 4), round(ours["friedman_rank"][j], 3),
+                        ours["n_datasets"], pmean if pmean == "" else round(pmean, 2),
+                        round(times[m], 1)])
+        _atomic_write_text(out / "summary.csv", f.getvalue())
+    md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed)
+    _atomic_write_text(out / "summary.md", md)
     _plot(methods, datasets, by, out / "accuracy_vs_paper.png")
     if not quiet:
         print(md, file=stream or sys.stdout)
     return summary
 
 
-def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time):
+def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed=()):
     protocol = rows[0]["protocol"]
     lines = [f"# UCR benchmark ({protocol} protocol)", "",
              "Test accuracy (%). `ours / paper` where the RNTK paper's Table 2 has the "
@@ -184,6 +233,9 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time)
                      if r["cv_score"] == r["cv_score"] else
                      f"- {r['dataset']} / {r['method']}: fit {r['fit_time']:.1f}s, "
                      f"predict {r['predict_time']:.2f}s")
+    if failed:
+        lines += ["", "Failed (not in the tables above):", ""]
+        lines += [f"- {_failure_label(f)}: {f['error']}" for f in failed]
     if wall_time is not None:
         lines += ["", f"Wall time of this invocation: {wall_time:.1f}s (cached results "
                   "are not recomputed)."]
@@ -215,6 +267,9 @@ def _plot(methods, datasets, by, path):
     ax.set_title("UCR, one point per dataset", fontsize=11)
     ax.legend(loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        with _replacing(path) as tmp:
+            fig.savefig(tmp, dpi=120, format="png")
+    finally:
+        plt.close(fig)
     return path

@@ -5,6 +5,7 @@ import importlib.util
 import itertools
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -26,8 +27,8 @@ from .._model_selection import (
     search_grams,
 )
 from .._utils import as_sequences, flatten_padded, unit_norm
-from ..datasets import list_ucr, load_ucr
-from ._reports import _json_default, write_reports
+from ..datasets import load_ucr
+from ._reports import _atomic_write_text, _failure_label, _json_default, write_reports
 
 __all__ = ["METHODS", "PROTOCOLS", "run_benchmark", "run_precomputed_kernel"]
 
@@ -150,13 +151,118 @@ class _Progress:
 
     def notice(self, text):
         if not self.quiet:
-            if self.tty:
-                self.stream.write("\r" + " " * 150 + "\r")
-            self.stream.write(f"notice: {text}\n")
-            self.stream.flush()
+            self._say(f"notice: {text}")
+
+    def warn(self, text):
+        """Report a problem the user must see (written even when quiet)."""
+        self._say(f"warning: {text}")
+
+    def _say(self, line):
+        if self.tty:
+            self.stream.write("\r" + " " * 150 + "\r")
+        self.stream.write(line + "\n")
+        self.stream.flush()
 
 
 # --------------------------------------------------------------------------- data
+_BUNDLED_DIR = Path(__file__).resolve().parent.parent / "datasets" / "data"
+_EXTS = (".tsv", ".ts")
+_PARTS = ("train", "test")
+
+
+def _data_home(data_home):
+    """Return the UCR folder in use (``data_home``, else ``$RNTK_DATA``) or None."""
+    if data_home is not None:
+        home, what = Path(os.fspath(data_home)).expanduser(), "--data-home"
+    elif os.environ.get("RNTK_DATA"):
+        home, what = Path(os.environ["RNTK_DATA"]).expanduser(), "RNTK_DATA"
+    else:
+        return None
+    if not home.is_dir():
+        raise ValueError(f"data folder {home} ({what}) does not exist or is not a folder")
+    return home
+
+
+def _split_paths(folder, name):
+    """``{"train": path, "test": path}`` of a dataset folder, a missing part as None.
+
+    None when the folder holds neither part (in ``.tsv`` or ``.ts``). Nothing is read.
+    """
+    candidates = [{s: folder / f"{name}_{s.upper()}{ext}" for s in _PARTS} for ext in _EXTS]
+    for files in candidates:
+        if all(p.is_file() for p in files.values()):
+            return files
+    for files in candidates:
+        if any(p.is_file() for p in files.values()):
+            return {s: (p if p.is_file() else None) for s, p in files.items()}
+    return None
+
+
+def _missing_part(name, folder, files):
+    """Why a dataset folder cannot be used: which of its files is missing."""
+    if files is None:
+        return (f"dataset folder {folder} holds no {name}_TRAIN / {name}_TEST file "
+                "(.tsv or .ts)")
+    missing = [s for s in _PARTS if files[s] is None]
+    present = next(p for p in files.values() if p is not None)
+    want = [f"{name}_{s.upper()}{present.suffix}" for s in missing]
+    return (f"dataset {name}: its {' and '.join(s.upper() for s in missing)} file "
+            f"{', '.join(want)} is missing from {folder}")
+
+
+def _catalog(data_home):
+    """List the datasets available without reading any of them.
+
+    Returns ``(available, incomplete)``: ``available`` maps each name to its files (the
+    folders of ``data_home`` / ``$RNTK_DATA`` holding both a TRAIN and a TEST file; the
+    bundled ``.npz`` files when there is no such folder, as :func:`rntk.datasets.list_ucr`)
+    and ``incomplete`` maps the folders that lack one of the two files to why.
+    """
+    home = _data_home(data_home)
+    available, incomplete = {}, {}
+    if home is not None:
+        for folder in sorted(home.iterdir()):
+            if not folder.is_dir():
+                continue
+            files = _split_paths(folder, folder.name)
+            if files is None:
+                continue
+            if all(files.values()):
+                available[folder.name] = files
+            else:
+                incomplete[folder.name] = _missing_part(folder.name, folder, files)
+    if not available:
+        available = {p.stem: {"bundled": p} for p in sorted(_BUNDLED_DIR.glob("*.npz"))}
+    return available, incomplete
+
+
+def _dataset_files(name, data_home):
+    """Return the files :func:`rntk.datasets.load_ucr` reads for ``name`` (same lookup)."""
+    home = _data_home(data_home)
+    if home is not None and (home / name).is_dir():
+        files = _split_paths(home / name, name)
+        if files is not None and all(files.values()):
+            return files
+        raise ValueError(_missing_part(name, home / name, files))
+    bundled = _BUNDLED_DIR / f"{name}.npz"
+    if bundled.is_file():
+        return {"bundled": bundled}
+    raise ValueError(f"unknown dataset {name!r}" + (f" (no folder {home / name})"
+                                                    if home is not None else ""))
+
+
+def _fingerprint(files):
+    """SHA-256 of a dataset's files (TRAIN and TEST, or the bundled ``.npz``)."""
+    total = hashlib.sha256()
+    for part, path in sorted(files.items()):
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        total.update(f"{part}={h.hexdigest()}\n".encode())
+    return total.hexdigest()
+
+
 class _Data:
     """One dataset: raw and unit-norm series, flattened zero-padded versions."""
 
@@ -443,25 +549,95 @@ def _run_peer(method, data, protocol, splits, n_jobs, seed, progress):
             "predict_time": time.perf_counter() - t, "engine": f"aeon {type(clf).__name__}"}
 
 
+# --------------------------------------------------------------------------- cache
+_NUMBER = (int, float)
+#: the keys a cached result needs, with their types (bool is not a number here)
+_CACHE_KEYS = {
+    "dataset": str, "method": str, "protocol": str, "engine": str, "params": dict,
+    "accuracy": _NUMBER, "cv_score": _NUMBER, "gram_time": _NUMBER, "fit_time": _NUMBER,
+    "predict_time": _NUMBER, "total_time": _NUMBER, "paper": (*_NUMBER, type(None)),
+    "n_settings": int, "n_train": int, "n_test": int, "min_length": int, "max_length": int,
+    "n_channels": int, "n_classes": int, "padded": bool,
+}
+
+
+def _cache_path(cache, name, method, protocol):
+    return cache / f"{name}__{method}__{protocol}.json"
+
+
+def _read_cache(path, name, method, protocol):
+    """Read a cached result: ``(record, None)``, or ``(None, why it is unusable)``."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror or exc})"
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        return None, f"is not valid JSON ({exc})"
+    if not isinstance(record, dict):
+        return None, f"holds a JSON {type(record).__name__}, not an object"
+    missing = [k for k in _CACHE_KEYS if k not in record]
+    if missing:
+        return None, f"lacks the key(s) {', '.join(missing)}"
+    bad = [k for k, t in _CACHE_KEYS.items() if not isinstance(record[k], t)
+           or (t is not bool and isinstance(record[k], bool))]
+    if bad:
+        return None, f"has a wrong type for {', '.join(bad)}"
+    if not 0.0 <= record["accuracy"] <= 1.0:
+        return None, f"has an accuracy out of [0, 1] ({record['accuracy']!r})"
+    found = (record["dataset"], record["method"], record["protocol"])
+    if found != (name, method, protocol):
+        return None, f"holds the result of {'/'.join(map(str, found))}"
+    return record, None
+
+
+def _stale(record, grid_hash, seed, fingerprint):
+    """Why a (valid) cached result does not apply to this run, or None when it does."""
+    if record.get("grid_hash") != grid_hash:
+        return "computed with other grids"
+    if record.get("seed") != seed:
+        return f"computed with seed {record.get('seed')!r}"
+    if "data_sha256" not in record:
+        return "it has no data fingerprint (written by an older rntk)"
+    if record["data_sha256"] != fingerprint:
+        return "the dataset's files changed since"
+    return None
+
+
+def _write_cache(path, record):
+    _atomic_write_text(path, json.dumps(record, indent=1, default=_json_default))
+
+
 # --------------------------------------------------------------------------- driver
 def _padded(method, data):
     return bool(data.variable and method in ("ntk", "rbf", "poly", "minirocket"))
 
 
-def _resolve_datasets(spec, data_home, paper):
-    rows = list_ucr(data_home)
-    available = [r["name"] for r in rows]
-    if spec in ("all", None):
-        return available
-    if spec == "table2":
+def _resolve_datasets(spec, data_home, paper, stream=None):
+    """Return the dataset names of ``--datasets``, found without reading any dataset.
+
+    Raises ValueError naming the problem (unknown name, a missing TRAIN or TEST file, no
+    name at all); with ``all`` / ``table2`` the incomplete folders are skipped with a
+    warning on ``stream`` (default stderr).
+    """
+    available, incomplete = _catalog(data_home)
+    if spec in ("all", None, "table2"):
+        for why in incomplete.values():
+            print(f"warning: skipping {why}", file=stream or sys.stderr)
+        if spec != "table2":
+            return list(available)
         chosen = [n for n in available if n in paper]
         if not chosen:
-            raise SystemExit("error: none of the available datasets is in the paper's Table 2")
+            raise ValueError("none of the available datasets is in the paper's Table 2")
         return chosen
-    names = [s.strip() for s in spec.split(",") if s.strip()]
+    names = list(dict.fromkeys(s.strip() for s in spec.split(",") if s.strip()))
+    if not names:
+        raise ValueError(f"no dataset named in --datasets {spec!r}")
+    broken = [incomplete[n] for n in names if n in incomplete and n not in available]
+    if broken:
+        raise ValueError("; ".join(broken))
     unknown = [n for n in names if n not in available]
     if unknown:
-        raise SystemExit(f"error: unknown dataset(s) {', '.join(unknown)}; available: "
+        raise ValueError(f"unknown dataset(s) {', '.join(unknown)}; available: "
                          f"{', '.join(available)}")
     return names
 
@@ -502,7 +678,28 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
     -------
     rows : list of dict
         One row per (dataset, method) that ran (or was cached).
+
+    Notes
+    -----
+    A dataset that cannot be read, or a method that fails on it, is reported (a warning
+    on ``stream``, a :class:`RuntimeWarning` at the end, a "failed" entry in the
+    summaries) and the run goes on with the others. A cached result is reused when it is
+    valid and was computed with the same grids, seed and dataset files (SHA-256 of the
+    TRAIN and TEST files, or of the bundled file); an unreadable one is reported and
+    recomputed.
     """
+    rows, failed = _run(datasets, methods, protocol=protocol, data_home=data_home, out=out,
+                        n_jobs=n_jobs, seed=seed, paper=paper, force=force, quiet=quiet,
+                        stream=stream, report_only=report_only)
+    if failed:
+        warnings.warn(f"{len(failed)} failure(s): " + "; ".join(
+            f"{_failure_label(f)}: {f['error']}" for f in failed), RuntimeWarning, stacklevel=2)
+    return rows
+
+
+def _run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force, quiet,
+         stream, report_only):
+    """:func:`run_benchmark`, returning ``(rows, failed)``."""
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {sorted(PROTOCOLS)}; got {protocol!r}")
     unknown = [m for m in methods if m not in METHODS]
@@ -522,50 +719,98 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
             runnable.append(m)
     progress.n_tasks = len(datasets) * len(runnable)
     t_run = time.perf_counter()
-    rows = []
+    rows, failed = [], []
+
+    def fail(name, method, error, skipped=0):
+        failed.append({"dataset": name, "method": method, "error": error})
+        what = f"dataset {name}" + (f" / {method}" if method else "")
+        progress.warn(f"{what} failed: {error}; going on with the others")
+        progress.task += skipped
+
     for name in datasets:
+        try:
+            files = _dataset_files(name, data_home)
+            fingerprint = _fingerprint(files)
+        except (OSError, ValueError) as exc:
+            fail(name, None, _describe_error(exc), skipped=len(runnable))
+            continue
+        source = "bundled" if "bundled" in files else str(files["train"].parent)
         data = None
-        for method in runnable:
-            path = cache / f"{name}__{method}__{protocol}.json"
+        for i, method in enumerate(runnable):
+            path = _cache_path(cache, name, method, protocol)
             key = _grid_hash(protocol, method)
-            if path.is_file() and not force:
-                cached = json.loads(path.read_text())
-                if cached.get("grid_hash") == key and cached.get("seed") == seed:
-                    progress.task += 1
-                    rows.append(cached)
-                    continue
-            if report_only:
+            if not force and (path.exists() or path.is_symlink()):
+                cached, problem = _read_cache(path, name, method, protocol)
+                if problem:
+                    progress.warn(f"ignoring the cache file {path}: it {problem}"
+                                  + ("" if report_only else "; recomputing it"))
+                else:
+                    why = _stale(cached, key, seed, fingerprint)
+                    if why is None:
+                        progress.task += 1
+                        rows.append(cached)
+                        continue
+                    progress.notice(f"cached result {path.name} is stale ({why})"
+                                    + (": skipped" if report_only else ": recomputing it"))
+            elif report_only:
                 progress.notice(f"no cached result for {name} / {method}")
+            if report_only:
                 continue
             if data is None:
-                data = _Data(name, data_home)
-                cv = PROTOCOLS[protocol]["cv"]
-                splits = None if cv is None else _folds(data.y_train, cv, seed)
+                try:
+                    data = _Data(name, data_home)
+                    cv = PROTOCOLS[protocol]["cv"]
+                    splits = None if cv is None else _folds(data.y_train, cv, seed)
+                except Exception as exc:  # any unreadable file: report it, go on
+                    fail(name, None, f"cannot be loaded: {_describe_error(exc)}",
+                         skipped=len(runnable) - i)
+                    break
             progress.begin(f"{name} | {method}")
-            t = time.perf_counter()
-            if method in KERNEL_METHODS:
-                res = _run_kernel(method, data, protocol, splits, n_jobs, progress)
-            elif method in RNN_METHODS:
-                res = _run_rnn(method, data, protocol, seed, progress)
-            else:
-                res = _run_peer(method, data, protocol, splits, n_jobs, seed, progress)
-            res["total_time"] = time.perf_counter() - t
+            try:
+                res = _run_one(method, data, protocol, splits, n_jobs, seed, progress)
+            except Exception as exc:  # one failed method does not stop the others
+                fail(name, method, _describe_error(exc))
+                continue
             col = PAPER_COLUMNS.get(method)
             res.update({
                 "dataset": name, "method": method, "protocol": protocol, "seed": seed,
                 "padded": _padded(method, data),
                 "paper": paper.get(name, {}).get(col) if col else None,
-                "grid_hash": key, **data.info(),
+                "grid_hash": key, "data_sha256": fingerprint, "data_source": source,
+                **data.info(),
             })
             res["params"] = {k: (float(v) if isinstance(v, np.floating) else v)
                              for k, v in res["params"].items()}
-            path.write_text(json.dumps(res, indent=1, default=_json_default))
+            try:
+                _write_cache(path, res)
+            except OSError as exc:
+                progress.warn(f"cannot write the cache file {path} ({exc}); the result "
+                              "is kept for this run's reports only")
             progress.end(f"accuracy {100 * res['accuracy']:.2f}%"
                          + (f" (paper {res['paper']:.2f}%)" if res["paper"] is not None else "")
                          + f" in {res['total_time']:.1f}s")
             rows.append(res)
     write_reports(rows, out, paper, wall_time=time.perf_counter() - t_run, quiet=quiet,
-                  stream=stream)
-    return rows
+                  stream=stream, failed=failed)
+    return rows, failed
+
+
+def _describe_error(exc):
+    """``exc`` as one line, its type named unless it is a plain ValueError / OSError."""
+    text = str(exc) or type(exc).__name__
+    return text if type(exc) in (ValueError, OSError) else f"{type(exc).__name__}: {text}"
+
+
+def _run_one(method, data, protocol, splits, n_jobs, seed, progress):
+    """Run one method on one dataset; the result dict, timed."""
+    t = time.perf_counter()
+    if method in KERNEL_METHODS:
+        res = _run_kernel(method, data, protocol, splits, n_jobs, progress)
+    elif method in RNN_METHODS:
+        res = _run_rnn(method, data, protocol, seed, progress)
+    else:
+        res = _run_peer(method, data, protocol, splits, n_jobs, seed, progress)
+    res["total_time"] = time.perf_counter() - t
+    return res
 
 
