@@ -59,10 +59,13 @@ _ASIN_POLY = np.array([
 
 
 @njit(inline="always", **JIT_OPTIONS)
-def _asin_core(a):
-    """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2."""
+def _asin_core(a, one_minus_a):
+    """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2.
+
+    ``one_minus_a`` is ``1 - a``, given by a caller who knows it without cancellation.
+    """
     big = a > 0.5
-    y = math.sqrt(0.5 * (1.0 - a)) if big else a
+    y = math.sqrt(0.5 * one_minus_a) if big else a
     z = y * y
     p = _ASIN_POLY[_ASIN_POLY.shape[0] - 1]
     for k in range(_ASIN_POLY.shape[0] - 2, -1, -1):
@@ -73,15 +76,18 @@ def _asin_core(a):
 @njit(inline="always", **JIT_OPTIONS)
 def _acos(x):
     """Branch-free arccos on [-1, 1], accurate to a few ulps."""
-    r, big = _asin_core(abs(x))
+    r, big = _asin_core(abs(x), 1.0 - abs(x))
     r = 2.0 * r if big else 0.5 * math.pi - r
     return r if x >= 0.0 else math.pi - r
 
 
 @njit(inline="always", **JIT_OPTIONS)
-def _asin(x):
-    """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0)."""
-    r, big = _asin_core(abs(x))
+def _asin(x, one_minus_abs_x):
+    """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0).
+
+    ``one_minus_abs_x`` is ``1 - |x|``; near ``|x| = 1`` its accuracy decides the result's.
+    """
+    r, big = _asin_core(abs(x), one_minus_abs_x)
     r = 0.5 * math.pi - 2.0 * r if big else r
     return r if x >= 0.0 else -r
 
@@ -115,8 +121,9 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
         # a sample with itself: c = 2 k / (1 + 2 k) and 1 - c^2 = (1 + 4 k) / (1 + 2 k)^2,
         # in closed form (1 - r1^2 and 1 - c^2 cancel when k is tiny or large)
         c = 2.0 * k3 * r1 * r1 if same else c
+        one_minus = r1 * r1 if same else 1.0 - abs(c)  # 1 - c = 1 / (1 + 2 k): no cancelling
         den = (1.0 + 4.0 * k3) * (r1 * r1) * (r1 * r1) if same else 1.0 - c * c
-        return (2.0 / math.pi) * _asin(c), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
+        return (2.0 / math.pi) * _asin(c, one_minus), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
     return k3, 1.0  # linear
 
 
@@ -152,8 +159,11 @@ def _v_self(act, k):
     """V_phi of a sample with itself (correlation 1) at variance ``k``."""
     if act == 0:
         return 0.5 * k
-    elif act == 1:
-        return (2.0 / math.pi) * math.asin(2.0 * k / (1.0 + 2.0 * k))
+    elif act == 1:  # asin(c), c = 2 k / (1 + 2 k), with 1 - c = 1 / (1 + 2 k) exactly
+        c = 2.0 * k / (1.0 + 2.0 * k)
+        if c <= 0.5:
+            return (2.0 / math.pi) * math.asin(c)
+        return 1.0 - (4.0 / math.pi) * math.asin(math.sqrt(0.5 / (1.0 + 2.0 * k)))
     return k
 
 
