@@ -22,6 +22,7 @@ from ._kernels import (
     scaled_conv_rho,
     sensitivity,
 )
+from ._preprocessing import SeriesScaler
 from ._utils import KernelOverflowError
 
 __version__ = "0.1.0"
@@ -30,4 +31,4 @@ __all__ = [
     "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
-    "sensitivity", "mean_sensitivity", "KernelOverflowError"]
+    "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler"]

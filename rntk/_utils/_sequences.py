@@ -13,6 +13,7 @@ where only some channels are NaN, is an error.
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -133,6 +134,13 @@ def as_sequences(X, name="X"):
         if a.ndim == 2:
             raw = list(a[:, :, None])
         elif a.ndim == 3:
+            if a.shape[2] > a.shape[1]:
+                warnings.warn(
+                    f"{name} has shape {a.shape}: {a.shape[0]} series of {a.shape[1]} time "
+                    f"step(s) with {a.shape[2]} channels each. rntk reads 3-D arrays as "
+                    "(n_samples, n_timesteps, n_channels), time-major like tslearn and torch; "
+                    "aeon and sktime use (n_samples, n_channels, n_timesteps). If yours is "
+                    "aeon's layout, pass X.transpose(0, 2, 1).", UserWarning, stacklevel=3)
             raw = list(a)
         else:
             raise ValueError(
