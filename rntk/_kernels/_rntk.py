@@ -19,10 +19,14 @@ covariance is zero (independent initial states), or ``sigma_h^2`` for a sample
 paired with itself.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Sequence, Union
 
 import numpy as np
 from numba import njit, prange
+from numpy.typing import ArrayLike
 
 from .._utils import (
     DOC,
@@ -43,6 +47,10 @@ from ._params import ACTIVATIONS, DIRECTIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_
 __all__ = ["rntk_kernel", "rntk_diag"]
 
 _D = RNTK_DEFAULTS
+#: Sequences in any accepted layout: a 2-D or 3-D array, or a list of series.
+Sequences = Union[ArrayLike, Sequence[ArrayLike]]
+#: A scale: one value, or one per layer.
+Scale = Union[float, ArrayLike]
 _TILE = 256  # columns per work item
 # below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
 # thread pool costs more than it saves (and much more on a loaded machine)
@@ -375,10 +383,13 @@ def _items(n_rows, n_cols, symmetric):
 
 
 @fill_doc(kernel_params=RNTK_PARAMS_DOC, **DOC)
-def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
-                sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
-                sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                direction=_D["direction"], diff=_D["diff"], n_jobs=None):
+def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
+                n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
+                sigma_u: Scale = _D["sigma_u"], sigma_b: Scale = _D["sigma_b"],
+                sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
+                activation: str = _D["activation"], kind: str = _D["kind"],
+                direction: str = _D["direction"], diff: bool = _D["diff"],
+                n_jobs: int | None = None) -> np.ndarray:
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -451,10 +462,12 @@ def rntk_kernel(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
         longest_series=t_max))
 
 
-def rntk_diag(X, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
-              sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-              activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-              diff=_D["diff"], n_jobs=None):
+def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
+              sigma_u: Scale = _D["sigma_u"], sigma_b: Scale = _D["sigma_b"],
+              sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
+              activation: str = _D["activation"], kind: str = _D["kind"],
+              direction: str = _D["direction"], diff: bool = _D["diff"],
+              n_jobs: int | None = None) -> np.ndarray:
     """Diagonal of ``rntk_kernel(X)``: each sample paired with itself, in ``O(n T L)``.
 
     Parameters
