@@ -37,6 +37,7 @@ from .._utils import (
     check_n_jobs,
     check_nonnegative,
     check_same_channels,
+    compile_notice,
     fill_doc,
     finite_square,
     numba_threads,
@@ -452,7 +453,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
         x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
         y = x if symmetric else _prepare(network_inputs(ys, reverse, diff), t_max, p)
         part = np.zeros_like(out) if len(readers) > 1 else out
-        with numba_threads(1 if work < _SERIAL_WORK else n_jobs):
+        with numba_threads(1 if work < _SERIAL_WORK else n_jobs), compile_notice(_pair_kernel):
             _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), part)
         if part is not out:
             out += part
@@ -502,7 +503,8 @@ n_jobs
     for reverse in readers:
         x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
         out = np.zeros((n, 1))
-        with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs):
+        with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs), \
+                compile_notice(_pair_kernel):
             _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
         d += out[:, 0]
     return check_finite_kernel(d, "rntk_diag", _settings(

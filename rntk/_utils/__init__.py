@@ -8,7 +8,7 @@ from ._sequences import (
     pack_end_aligned,
     unit_norm,
 )
-from ._threads import JIT_OPTIONS, blas_threads, numba_threads
+from ._threads import JIT_OPTIONS, blas_threads, compile_notice, numba_threads
 from ._validation import (
     KernelOverflowError,
     check_finite_kernel,
@@ -24,6 +24,6 @@ from ._validation import (
 
 __all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
-           "check_same_channels", "fill_doc", "finite_square", "flatten_padded",
+           "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
            "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
            "validate_fit_data", "validate_predict_data"]

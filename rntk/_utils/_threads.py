@@ -83,3 +83,43 @@ def blas_threads(n_jobs):
 
     limits = n_jobs if n_jobs is not None and n_jobs > 0 else None
     return threadpool_limits(limits=limits, user_api="blas")
+
+
+@contextmanager
+def compile_notice(dispatcher, what="the RNTK engine", after=2.0):
+    """Say once on stderr that numba is compiling, when a first call takes a while.
+
+    Loading the on-disk cache takes a fraction of a second; compiling for a new machine
+    or a new numba takes seconds. If the first call of ``dispatcher`` in this process is
+    still running after ``after`` seconds, one line says what is happening.
+
+    Parameters
+    ----------
+    dispatcher : numba dispatcher
+        The jitted function about to be called.
+    what : str
+        Its name in the message.
+    after : float
+        Seconds before the message.
+
+    Yields
+    ------
+    None
+        The block runs the call.
+    """
+    if dispatcher.signatures:  # already compiled or loaded in this process
+        yield
+        return
+    import sys
+
+    def say():
+        print(f"rntk: compiling {what} for this machine with numba (first use only; the "
+              "result is cached on disk for later runs) ...", file=sys.stderr, flush=True)
+
+    timer = threading.Timer(after, say)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
