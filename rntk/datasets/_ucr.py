@@ -227,7 +227,8 @@ def _read_split(source, split):
     return read_tsv(path)
 
 
-def _resolve(name, data_home):
+def _resolve(name, data_home, download=False):
+    """Find the files (or bundled .npz) of ``name``: data_home, bundled, cache, web."""
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty dataset name (str); got {name!r}")
     home = _default_home(data_home)
@@ -254,17 +255,24 @@ def _resolve(name, data_home):
     else:
         where.append("(no data_home given and RNTK_DATA is not set)")
     where.append(f"bundled: {', '.join(_bundled_names())}")
-    raise ValueError(f"unknown UCR dataset {name!r}. Available " + "; ".join(where))
+    unknown = f"unknown UCR dataset {name!r}. Available " + "; ".join(where)
+    from ._download import _find_or_fetch
+
+    return _find_or_fetch(name, download, unknown)
 
 
-def load_ucr(name, split=None, data_home=None):
-    """Load a dataset of the UCR (or UEA) archive.
+def load_ucr(name, split=None, data_home=None, download=True):
+    """Load a dataset of the UCR (or UEA) archive, downloading it if needed.
 
     Looks for ``NAME/NAME_TRAIN.tsv`` and ``NAME/NAME_TEST.tsv`` (the UCR 2018 layout,
     label first, tab-separated, trailing ``NaN`` padding) or the ``.ts`` files of the
     same names under ``data_home``, else under the folder named by the environment
     variable ``RNTK_DATA``, else among the small datasets bundled with the package
-    (``Coffee``, ``ECG200``, ``GunPoint``, ``PickupGestureWiimoteZ``, ``Trace``).
+    (``Coffee``, ``ECG200``, ``GunPoint``, ``PickupGestureWiimoteZ``, ``Trace``), else
+    in the download cache (``$RNTK_CACHE``, else ``~/.cache/rntk/ucr``). A dataset of
+    the archive found nowhere is downloaded into the cache once (see
+    :func:`fetch_ucr`) from ``https://www.timeseriesclassification.com/aeon-toolkit``
+    (or ``$RNTK_UCR_URL``).
 
     Parameters
     ----------
@@ -274,6 +282,10 @@ def load_ucr(name, split=None, data_home=None):
         Which part to return; ``None`` returns both.
     data_home : str or path-like, optional
         Folder holding one sub-folder per dataset. Defaults to ``$RNTK_DATA``.
+    download : bool, default=True
+        Download a dataset of the archive that is found neither in ``data_home``, among
+        the bundled ones nor in the cache. With ``False`` nothing is downloaded (an
+        already downloaded dataset is still read from the cache).
 
     Returns
     -------
@@ -290,8 +302,12 @@ def load_ucr(name, split=None, data_home=None):
     Raises
     ------
     ValueError
-        For an unknown dataset (the message lists the available ones), a bad split,
-        or a file that cannot be read (the message names the file and line).
+        For an unknown dataset (the message lists the available ones; no network access
+        for a name not in the archive's list), a bad split, or a file that cannot be
+        read (the message names the file and line).
+    DownloadError
+        An :class:`OSError` and a :class:`ValueError`: the download failed (offline,
+        HTTP error, timeout) or gave no valid dataset; the message names the URL.
 
     Examples
     --------
@@ -305,7 +321,7 @@ def load_ucr(name, split=None, data_home=None):
     """
     if split is not None and split not in _SPLITS:
         raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
-    out = _load_source(_resolve(name, data_home), name)
+    out = _load_source(_resolve(name, data_home, download=download), name)
     if split is not None:
         return out[split]
     return out["train"] + out["test"]
