@@ -41,7 +41,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import WhiteKernel
 
-from rntk import RNTK, RNTKRegressorCV
+from rntk import RNTK, RNTKRegressorCV, as_object_array
 
 
 def make_signal(rng, n=1000, noise=0.05):
@@ -61,14 +61,6 @@ def windows(rng, signal, n_windows, t_fixed, t_var, lo=0, hi=None):
     return X, np.array(y)
 
 
-def as_gp_input(seqs):
-    """Variable-length series as the 1-D object array GP estimators accept."""
-    out = np.empty(len(seqs), dtype=object)
-    for i, s in enumerate(seqs):
-        out[i] = tuple(s)
-    return out
-
-
 def snr_db(y, y_hat):
     return 10 * np.log10(np.sum(y ** 2) / np.sum((y - y_hat) ** 2))
 
@@ -83,8 +75,8 @@ def run_once(rng, t_var, n_train, n_test, t_fixed=10):
     gp = GaussianProcessRegressor(kernel, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        gp.fit(as_gp_input(X), y)
-    mean, std = gp.predict(as_gp_input(Xt), return_std=True)
+        gp.fit(as_object_array(X), y)
+    mean, std = gp.predict(as_object_array(Xt), return_std=True)
     out["RNTK GP"] = snr_db(yt, mean)
     out["_gp"] = (gp, Xt, yt, mean, std)
 

@@ -14,6 +14,7 @@ from ._estimators import (
 )
 from ._kernels import (
     RNTK,
+    as_object_array,
     mean_sensitivity,
     mlp_ntk_kernel,
     rntk_diag,
@@ -31,4 +32,5 @@ __all__ = [
     "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
-    "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler"]
+    "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
+    "as_object_array"]

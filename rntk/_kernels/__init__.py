@@ -1,6 +1,6 @@
 """Private home of the kernels: one module per family, the hyperparameter table, a registry."""
 
-from ._gp import RNTK
+from ._gp import RNTK, as_object_array
 from ._mlp_ntk import mlp_ntk_kernel
 from ._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES, RNTK_PARAMS, RNTK_PARAMS_DOC
 from ._registry import KERNELS, KernelSpec
@@ -8,6 +8,6 @@ from ._rntk import rntk_diag, rntk_kernel
 from ._scaled_conv import scaled_conv_kernel, scaled_conv_rho
 from ._sensitivity import mean_sensitivity, sensitivity
 
-__all__ = ["KERNELS", "RNTK", "RNTK_DEFAULTS", "RNTK_PARAMS", "RNTK_PARAMS_DOC",
+__all__ = ["KERNELS", "RNTK", "as_object_array", "RNTK_DEFAULTS", "RNTK_PARAMS", "RNTK_PARAMS_DOC",
            "RNTK_PARAM_NAMES", "KernelSpec", "mean_sensitivity", "mlp_ntk_kernel",
            "rntk_diag", "rntk_kernel", "scaled_conv_kernel", "scaled_conv_rho", "sensitivity"]

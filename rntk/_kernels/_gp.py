@@ -8,9 +8,42 @@ from ._params import RNTK_DEFAULTS as _D
 from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES
 from ._rntk import rntk_diag, rntk_kernel
 
-__all__ = ["RNTK"]
+__all__ = ["RNTK", "as_object_array"]
 
 _GRAD_STEP = 1e-4  # central-difference step in log-hyperparameter space
+
+
+def as_object_array(X):
+    """Series as the 1-D object array that scikit-learn's GP estimators accept.
+
+    :class:`~sklearn.gaussian_process.GaussianProcessRegressor` validates its input
+    with numpy before the kernel sees it, which refuses a list of series of different
+    lengths; a 1-D object array whose items are tuples (of values, or of per-step
+    channel tuples) passes, and :class:`RNTK` reads it back.
+
+    Parameters
+    ----------
+    X : array-like or list of arrays
+        Series, in any layout of :func:`rntk.rntk_kernel`.
+
+    Returns
+    -------
+    X_object : ndarray of shape (n_samples,), dtype object
+        One tuple per series (trailing NaN padding removed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import as_object_array
+    >>> X = as_object_array([np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])])
+    >>> X.shape, X[1]
+    ((2,), (3.0, 4.0, 5.0))
+    """
+    seqs = as_sequences(X, "X")
+    out = np.empty(len(seqs), dtype=object)
+    for i, s in enumerate(seqs):
+        out[i] = tuple(s[:, 0].tolist()) if s.shape[1] == 1 else tuple(map(tuple, s.tolist()))
+    return out
 
 
 def _sequence_input(X, name="X"):
@@ -63,22 +96,20 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     Inputs are the layouts of :func:`rntk.rntk_kernel`; a 1-D object array of
     series is accepted too. Gaussian-process estimators check their input with
     numpy before the kernel sees it: give them variable-length series as a 1-D
-    object array whose items are tuples (of values, or of per-step channel tuples),
-    as in the example; equal-length series can stay a 2-D array.
+    object array whose items are tuples (:func:`rntk.as_object_array` makes it), as
+    in the example; equal-length series can stay a 2-D array.
 
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn.gaussian_process import GaussianProcessRegressor
     >>> from sklearn.gaussian_process.kernels import WhiteKernel
-    >>> from rntk import RNTK
+    >>> from rntk import RNTK, as_object_array
     >>> rng = np.random.default_rng(0)
     >>> seqs = [rng.normal(size=t) for t in (5, 7, 6, 8)]
     >>> RNTK(sigma_b=0.1)(seqs).shape
     (4, 4)
-    >>> X = np.empty(len(seqs), dtype=object)  # the form GP estimators accept
-    >>> for i, s in enumerate(seqs):
-    ...     X[i] = tuple(s)
+    >>> X = as_object_array(seqs)  # the form GP estimators accept
     >>> y = np.array([0.1, 0.3, -0.2, 0.5])
     >>> kernel = RNTK(sigma_u_bounds="fixed") + WhiteKernel(1e-2)
     >>> gp = GaussianProcessRegressor(kernel, optimizer=None).fit(X, y)
