@@ -156,13 +156,17 @@ def _plot(rows, methods, path):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
-    for m, marker in zip(methods, "os^D"):
+    for k, (m, marker) in enumerate(zip(methods, "os^D")):
         rs = [r for r in rows if r["method"] == m]
-        t = np.array([r["seconds"] for r in rs])
-        a = np.array([100 * r["accuracy"] for r in rs])
-        ax.scatter(t, a, marker=marker, alpha=0.5, s=22,
-                   label=f"{m}: mean {a.mean():.1f}%, total {t.sum():.0f} s")
-        ax.scatter([t.mean()], [a.mean()], marker=marker, s=140, edgecolor="k")
+        if not rs:
+            continue
+        t = np.array([float(r["seconds"]) for r in rs])
+        a = np.array([100 * float(r["accuracy"]) for r in rs])
+        ax.scatter(t, a, marker=marker, alpha=0.5, s=22, color=f"C{k}",
+                   label=f"{m}: {len(rs)} datasets, mean {a.mean():.1f}%, "
+                         f"total {t.sum():.0f} s")
+        ax.scatter([t.mean()], [a.mean()], marker=marker, s=140, color=f"C{k}",
+                   edgecolor="k")
     ax.set_xscale("log")
     ax.set_xlabel("fit + predict time per dataset (s, log scale)")
     ax.set_ylabel("test accuracy (%)")
