@@ -40,8 +40,10 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="rntk-ucr",
         description="Run the RNTK paper's UCR classification protocol (Appendix A.1) on "
-                    "UCR datasets, beside the usual peers. Writes results.csv, summary.md, "
-                    "summary.csv, summary.json and accuracy_vs_paper.png into --out.")
+                    "UCR datasets, beside the usual peers. Writes results.csv (this run), "
+                    "summary.md, summary.csv, summary.json (every cached result of the "
+                    "protocol), accuracy_vs_paper.png and accuracy_vs_minirocket.png into "
+                    "--out.")
     p.add_argument("--data-home", default=None,
                    help="folder in the UCR 2018 layout (default: $RNTK_DATA, else the "
                         "bundled datasets)")

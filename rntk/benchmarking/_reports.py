@@ -1,4 +1,11 @@
-"""The reports of the UCR benchmark: CSV, Markdown, JSON and a plot against the paper."""
+"""The reports of the UCR benchmark: CSV, Markdown, JSON and the plots.
+
+The summaries (``summary.md``, ``summary.csv``, ``summary.json``) and the plots
+(``accuracy_vs_paper.png``, ``accuracy_vs_minirocket.png``) cover the result rows they are
+given, all of one protocol: :func:`rntk.benchmarking.run_benchmark` gives every valid
+cached result of its protocol, not only those of the invocation; ``results.csv`` lists the
+invocation's own results.
+"""
 
 import contextlib
 import csv
@@ -68,16 +75,50 @@ def _fmt_params(params):
                      for k, v in params.items())
 
 
-def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=None,
-                  failed=None):
-    """Write ``results.csv``, ``summary.md``, ``summary.json``, ``summary.csv`` and the PNG.
+#: the method every other one is compared with, in a table and a plot
+REFERENCE = "minirocket"
+PLOT_VS_PAPER = "accuracy_vs_paper.png"
+PLOT_VS_REFERENCE = "accuracy_vs_minirocket.png"
+#: two accuracies (%) closer than this are a tie
+_TIE = 1e-9
+#: the paper's Table 2 is rounded to 2 decimals: ours within its rounding is "equal"
+_PAPER_TIE = 0.005 + _TIE
+#: every point of a panel is labelled up to this many datasets, else only the
+#: ``_FAR_LABELS`` points farthest from the diagonal
+_MAX_LABELS = 30
+_FAR_LABELS = 15
+_CSV_FIELDS = ["dataset", "method", "protocol", "accuracy", "paper", "cv_score", "params",
+               "gram_time", "fit_time", "predict_time", "total_time", "n_settings", "padded",
+               "n_train", "n_test", "min_length", "max_length", "n_channels", "n_classes",
+               "engine"]
 
-    Every file is replaced atomically (written beside it, then renamed).
+
+def _results_csv(rows):
+    f = io.StringIO(newline="")
+    w = csv.DictWriter(f, fieldnames=_CSV_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
+                    "cv_score": round(100 * r["cv_score"], 2)
+                    if r["cv_score"] == r["cv_score"] else "",
+                    "params": json.dumps(r["params"], default=_json_default)})
+    return f.getvalue()
+
+
+def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=None,
+                  failed=None, *, protocol=None, run_rows=None, n_computed=None,
+                  left_out=None, from_cache=False):
+    """Write ``results.csv``, ``summary.md``, ``summary.json``, ``summary.csv`` and the PNGs.
+
+    Every file is replaced atomically (written beside it, then renamed). The summaries
+    and the plots cover ``rows``, all of one protocol; ``results.csv`` lists
+    ``run_rows``.
 
     Parameters
     ----------
     rows : list of dict
-        Result rows of :func:`run_benchmark`.
+        Result rows of :func:`run_benchmark` (its cache records), one per (dataset,
+        method); rows of another protocol than ``protocol`` are left out.
     out : path-like
         Output folder.
     paper : dict, optional
@@ -91,34 +132,49 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     failed : list of dict, optional
         The (dataset, method) runs that failed, ``{"dataset", "method", "error"}``
         (``method`` None: the dataset could not be read); listed in the summaries.
+    protocol : str, optional
+        The protocol reported (default: that of the first row).
+    run_rows : list of dict, optional
+        This invocation's rows, written to ``results.csv`` (default ``rows``).
+    n_computed : int, optional
+        How many of ``run_rows`` were computed (the others were read from the cache).
+    left_out : list of dict, optional
+        Cached results not reported, ``{"file", "why"}``; listed in the summaries.
+    from_cache : bool, default=False
+        ``rows`` are every valid cached result of the protocol (said in the summary).
 
     Returns
     -------
     summary : dict
-        The content of ``summary.json``.
+        The content of ``summary.json`` (empty when there is no row to report).
+
+    Notes
+    -----
+    When :data:`REFERENCE` (MiniRocket) has results, the summaries compare every other
+    method with it on the datasets both ran (mean difference, wins / ties / losses) and
+    ``accuracy_vs_minirocket.png`` shows one panel per method (its accuracy against
+    MiniRocket's, one labelled point per dataset); ``accuracy_vs_paper.png`` shows each
+    method of the paper's Table 2 against the paper's value. Plots need matplotlib (Agg
+    backend, pyplot untouched); a plot that is not drawn is removed, with the reason in
+    the summaries.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     paper = paper or {}
+    rows = list(rows)
+    run_rows = rows if run_rows is None else list(run_rows)
+    if protocol is None:
+        protocol = next((r["protocol"] for r in (*run_rows, *rows)), None)
+    by = {(r["dataset"], r["method"]): r for r in rows if r["protocol"] == protocol}
+    run_rows = [r for r in run_rows if r["protocol"] == protocol]
+    rows = list(by.values())
     if not rows:
         return {}
     methods = list(dict.fromkeys(r["method"] for r in rows))
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    by = {(r["dataset"], r["method"]): r for r in rows}
-    fields = ["dataset", "method", "protocol", "accuracy", "paper", "cv_score", "params",
-              "gram_time", "fit_time", "predict_time", "total_time", "n_settings", "padded",
-              "n_train", "n_test", "min_length", "max_length", "n_channels", "n_classes",
-              "engine"]
     failed = list(failed or [])
-    f = io.StringIO(newline="")
-    w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
-    w.writeheader()
-    for r in rows:
-        w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
-                    "cv_score": round(100 * r["cv_score"], 2)
-                    if r["cv_score"] == r["cv_score"] else "",
-                    "params": json.dumps(r["params"], default=_json_default)})
-    _atomic_write_text(out / "results.csv", f.getvalue())
+    left_out = list(left_out or [])
+    _atomic_write_text(out / "results.csv", _results_csv(run_rows))
     acc = np.array([[100 * by[(d, m)]["accuracy"] if (d, m) in by else np.nan
                      for m in methods] for d in datasets])
     ours = summary_metrics(acc) if np.isfinite(acc).all(axis=1).any() else None
@@ -132,7 +188,13 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         theirs = summary_metrics(P)
     times = {m: float(sum(by[(d, m)]["total_time"] for d in datasets if (d, m) in by))
              for m in methods}
+    versus = _versus(REFERENCE, methods, datasets, by)
+    plots = {PLOT_VS_REFERENCE: _plot_vs_reference(versus, by, protocol,
+                                                   out / PLOT_VS_REFERENCE),
+             PLOT_VS_PAPER: _plot_vs_paper(methods, datasets, by, protocol,
+                                           out / PLOT_VS_PAPER)}
     summary = {
+        "protocol": protocol,
         "datasets": datasets, "methods": methods,
         "accuracy": {m: {d: 100 * by[(d, m)]["accuracy"] for d in datasets if (d, m) in by}
                      for m in methods},
@@ -144,9 +206,15 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         "paper_metrics": None if theirs is None else {
             c: {k: (float(v[j]) if k != "n_datasets" else v) for k, v in theirs.items()}
             for j, c in enumerate(cols)},
+        "vs_minirocket": versus,
         "method_time_s": times,
         "wall_time_s": wall_time,
+        "this_invocation": {"n_results": len(run_rows), "n_computed": n_computed,
+                            "wall_time_s": wall_time},
+        "plots": {name: ("drawn" if why is None else f"not drawn: {why}")
+                  for name, why in plots.items()},
         "failed": failed,
+        "left_out": left_out,
     }
     _atomic_write_text(out / "summary.json",
                        json.dumps(summary, indent=1, default=_json_default))
@@ -154,29 +222,77 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         f = io.StringIO(newline="")
         w = csv.writer(f)
         w.writerow(["method", "mean_accuracy", "std", "P90", "P95", "PMA",
-                    "friedman_rank", "n_datasets", "paper_mean_same_datasets", "time_s"])
+                    "friedman_rank", "n_datasets", "paper_mean_same_datasets", "time_s",
+                    "vs_minirocket_n_datasets", "vs_minirocket_mean_difference",
+                    "vs_minirocket_wins", "vs_minirocket_ties", "vs_minirocket_losses"])
         for j, m in enumerate(methods):
             pm = [by[(d, m)]["paper"] for d in datasets if (d, m) in by]
             pmean = np.mean(pm) if pm and all(p is not None for p in pm) else ""
+            v = (versus or {}).get(m)
+            vs = ["", "", "", "", ""] if v is None or not v["n_datasets"] else [
+                v["n_datasets"], round(v["mean_difference"], 2), v["wins"], v["ties"],
+                v["losses"]]
             w.writerow([m, round(ours["mean"][j], 2), round(ours["std"][j], 2),
                         round(ours["P90"][j], 4), round(ours["P95"][j], 4),
                         round(ours["PMA"][j], 4), round(ours["friedman_rank"][j], 3),
                         ours["n_datasets"], pmean if pmean == "" else round(pmean, 2),
-                        round(times[m], 1)])
+                        round(times[m], 1), *vs])
         _atomic_write_text(out / "summary.csv", f.getvalue())
-    md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed)
+    md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed,
+                   protocol=protocol, versus=versus, plots=plots, run_rows=run_rows,
+                   n_computed=n_computed, left_out=left_out, from_cache=from_cache)
     _atomic_write_text(out / "summary.md", md)
-    _plot(methods, datasets, by, out / "accuracy_vs_paper.png")
     if not quiet:
         print(md, file=stream or sys.stdout)
     return summary
 
 
-def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed=()):
-    protocol = rows[0]["protocol"]
-    lines = [f"# UCR benchmark ({protocol} protocol)", "",
-             "Test accuracy (%). `ours / paper` where the RNTK paper's Table 2 has the "
-             "method; `*` = zero-padded to the longest series (variable-length data).", ""]
+def _versus(ref, methods, datasets, by):
+    """Each method against ``ref`` on the datasets both ran; None when ``ref`` has none.
+
+    ``{method: {"n_datasets", "datasets", "mean", "mean_reference", "mean_difference",
+    "wins", "ties", "losses"}}`` (accuracies in %, difference = method - ``ref``).
+    """
+    if ref not in methods:
+        return None
+    result = {}
+    for m in methods:
+        if m == ref:
+            continue
+        common = [d for d in datasets if (d, m) in by and (d, ref) in by]
+        a = np.array([100 * by[(d, m)]["accuracy"] for d in common])
+        b = np.array([100 * by[(d, ref)]["accuracy"] for d in common])
+        diff = a - b
+        tie = np.abs(diff) <= _TIE
+        result[m] = {
+            "n_datasets": len(common), "datasets": common,
+            "mean": float(a.mean()) if common else None,
+            "mean_reference": float(b.mean()) if common else None,
+            "mean_difference": float(diff.mean()) if common else None,
+            "wins": int(np.sum((diff > 0) & ~tie)), "ties": int(np.sum(tie)),
+            "losses": int(np.sum((diff < 0) & ~tie)),
+        }
+    return result
+
+
+def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed=(),
+              *, protocol=None, versus=None, plots=None, run_rows=None, n_computed=None,
+              left_out=(), from_cache=False):
+    protocol = protocol or rows[0]["protocol"]
+    plots = plots or {}
+    lines = [f"# UCR benchmark ({protocol} protocol)", ""]
+    scope = (f"Protocol `{protocol}`: {len(rows)} result(s), {len(methods)} method(s) on "
+             f"{len(datasets)} dataset(s)")
+    if from_cache:
+        scope += (" — every valid result of this protocol in the cache (`cache/`, computed "
+                  "with this seed, these grids and the dataset files in use), not only this "
+                  "invocation's. Results of other protocols are not included: each protocol "
+                  "has its own report, written by a run of that protocol.")
+    else:
+        scope += "."
+    lines += [scope, "",
+              "Test accuracy (%). `ours / paper` where the RNTK paper's Table 2 has the "
+              "method; `*` = zero-padded to the longest series (variable-length data).", ""]
     lines.append("| dataset | n_train | n_test | length | " + " | ".join(methods) + " |")
     lines.append("|---|---:|---:|---:|" + "---:|" * len(methods))
     for d in datasets:
@@ -195,6 +311,12 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
             cells.append(c)
         lines.append(f"| {d} | {first['n_train']} | {first['n_test']} | {length} | "
                      + " | ".join(cells) + " |")
+    lines += ["", "## Per method, on the datasets it ran", "",
+              "| method | datasets | mean accuracy (%) | compute time (s) |",
+              "|---|---:|---:|---:|"]
+    for m in methods:
+        a = [100 * by[(d, m)]["accuracy"] for d in datasets if (d, m) in by]
+        lines.append(f"| {m} | {len(a)} | {np.mean(a):.2f} | {times[m]:.1f} |")
     if ours is not None:
         lines += ["", f"## Summary over the {ours['n_datasets']} dataset(s) every method ran",
                   "", "| metric | " + " | ".join(methods) + " |",
@@ -215,6 +337,31 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
         lines.append("| Friedman rank (ties averaged) | " + " | ".join(
             f"{v:.2f}" for v in ours["friedman_rank"]) + " |")
         lines.append("| time (s) | " + " | ".join(f"{times[m]:.1f}" for m in methods) + " |")
+    elif len(methods) > 1:
+        lines += ["", "No dataset has a result of every method: no common summary (P90, "
+                  "P95, PMA, Friedman rank)."]
+    lines += ["", "## Methods vs MiniRocket", ""]
+    if versus is None:
+        lines.append(f"No MiniRocket result for the `{protocol}` protocol: no comparison, "
+                     f"and `{PLOT_VS_REFERENCE}` is not drawn (run with `--methods "
+                     f"{REFERENCE}`, which needs aeon: `pip install rntk[bench]`).")
+    elif not versus:
+        lines.append("MiniRocket is the only method: nothing to compare with it.")
+    else:
+        lines += ["Each method against MiniRocket on the datasets both ran: mean "
+                  "difference = method − MiniRocket (percentage points); W / T / L = "
+                  "datasets where the method's test accuracy is above / equal to / below "
+                  "MiniRocket's.", "",
+                  "| method | datasets | mean (%) | MiniRocket mean (%) | "
+                  "mean difference (pp) | W / T / L |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for m, v in versus.items():
+            if not v["n_datasets"]:
+                lines.append(f"| {m} | 0 | | | | |")
+                continue
+            lines.append(f"| {m} | {v['n_datasets']} | {v['mean']:.2f} | "
+                         f"{v['mean_reference']:.2f} | {v['mean_difference']:+.2f} | "
+                         f"{v['wins']} / {v['ties']} / {v['losses']} |")
     if theirs is not None:
         lines += ["", "The paper's Table 2 columns on the same datasets (metrics among the "
                   "paper's seven methods):", "", "| metric | " + " | ".join(cols) + " |",
@@ -225,6 +372,18 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
             lines.append(f"| {k} | " + " | ".join(f"{100 * v:.2f}%" for v in theirs[k]) + " |")
         lines.append("| Friedman rank | " + " | ".join(
             f"{v:.2f}" for v in theirs["friedman_rank"]) + " |")
+    if plots:
+        what = {PLOT_VS_REFERENCE: "each method's test accuracy against MiniRocket's, a "
+                                   "panel per method",
+                PLOT_VS_PAPER: "our test accuracy against the paper's Table 2, a panel per "
+                               "method of the paper"}
+        lines += ["", "## Plots", ""]
+        for name, why in plots.items():
+            lines.append(f"- `{name}`: " + (
+                f"{what.get(name, name)}; one point per dataset, labelled with its name "
+                f"(beyond {_MAX_LABELS} datasets, only up to {_FAR_LABELS} of those "
+                "farthest from the diagonal, crowded ones unnamed)" if why is None
+                else f"not drawn: {why}"))
     lines += ["", "Selected hyperparameters:", ""]
     for r in rows:
         lines.append(f"- {r['dataset']} / {r['method']}: {_fmt_params(r['params'])} "
@@ -234,42 +393,168 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
                      f"- {r['dataset']} / {r['method']}: fit {r['fit_time']:.1f}s, "
                      f"predict {r['predict_time']:.2f}s")
     if failed:
-        lines += ["", "Failed (not in the tables above):", ""]
+        lines += ["", "Failed in this invocation (not in the tables above):", ""]
         lines += [f"- {_failure_label(f)}: {f['error']}" for f in failed]
+    if left_out:
+        lines += ["", "Cached results left out (not in the tables above):", ""]
+        lines += [f"- `{x['file']}`: {x['why']}" for x in left_out]
     if wall_time is not None:
-        lines += ["", f"Wall time of this invocation: {wall_time:.1f}s (cached results "
-                  "are not recomputed)."]
+        n_run = len(rows) if run_rows is None else len(run_rows)
+        how = ("" if n_computed is None else
+               f": {n_computed} computed, {n_run - n_computed} read from the cache")
+        lines += ["", f"Wall time of this invocation only: {wall_time:.1f}s for its {n_run} "
+                  f"result(s){how} (cached results are not recomputed; `results.csv` lists "
+                  "this invocation's results, the tables above every reported one)."]
     return "\n".join(lines) + "\n"
 
 
-def _plot(methods, datasets, by, path):
-    pts = {m: [(by[(d, m)]["paper"], 100 * by[(d, m)]["accuracy"]) for d in datasets
-               if (d, m) in by and by[(d, m)]["paper"] is not None] for m in methods}
-    pts = {m: p for m, p in pts.items() if p}
-    if not pts or importlib.util.find_spec("matplotlib") is None:
-        return None
-    import matplotlib
+# --------------------------------------------------------------------------- plots
+def _remove(path):
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+        Path(path).unlink()
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    lo = min(min(a, b) for p in pts.values() for a, b in p)
+def _plot_vs_reference(versus, by, protocol, path):
+    """Draw ``accuracy_vs_minirocket.png``; None when drawn, else why not (file removed)."""
+    if versus is None:
+        why = "no MiniRocket result for this protocol"
+    else:
+        panels = []
+        for m, v in versus.items():
+            if not v["n_datasets"]:
+                continue
+            ds = v["datasets"]
+            panels.append({
+                "x": [100 * by[(d, REFERENCE)]["accuracy"] for d in ds],
+                "y": [100 * by[(d, m)]["accuracy"] for d in ds], "names": ds,
+                "title": f"{m} vs MiniRocket, {v['n_datasets']} dataset(s)\n"
+                         f"mean {v['mean']:.2f}% vs {v['mean_reference']:.2f}% "
+                         f"({v['mean_difference']:+.2f} pp), W/T/L {v['wins']}/{v['ties']}/"
+                         f"{v['losses']}",
+                "xlabel": "MiniRocket test accuracy (%)",
+                "ylabel": f"{m} test accuracy (%)",
+                "legend": (f"{m} better", "tie", "MiniRocket better")})
+        why = None if panels else "no other method ran on a dataset MiniRocket ran"
+    if why is None:
+        why = _draw(panels, path, f"UCR, {protocol} protocol: each method against MiniRocket,"
+                                  " one point per dataset")
+    if why is not None:
+        _remove(path)
+    return why
+
+
+def _plot_vs_paper(methods, datasets, by, protocol, path):
+    """Draw ``accuracy_vs_paper.png``; None when drawn, else why not (file removed)."""
+    panels = []
+    for m in methods:
+        ds = [d for d in datasets if (d, m) in by and by[(d, m)]["paper"] is not None]
+        if not ds:
+            continue
+        x = np.array([by[(d, m)]["paper"] for d in ds], dtype=float)
+        y = np.array([100 * by[(d, m)]["accuracy"] for d in ds])
+        diff = y - x
+        tie = np.abs(diff) <= _PAPER_TIE
+        panels.append({
+            "x": x, "y": y, "names": ds, "tie": _PAPER_TIE,
+            "title": f"{m}: ours vs the paper, {len(ds)} dataset(s)\n"
+                     f"mean {y.mean():.2f}% vs {x.mean():.2f}%, higher/equal/lower "
+                     f"{int(np.sum((diff > 0) & ~tie))}/{int(np.sum(tie))}/"
+                     f"{int(np.sum((diff < 0) & ~tie))}",
+            "xlabel": "paper's Table 2 test accuracy (%)",
+            "ylabel": f"{m}, our test accuracy (%)",
+            "legend": ("ours higher", "equal", "paper higher")})
+    why = (_draw(panels, path, f"UCR, {protocol} protocol: ours against the RNTK paper's "
+                               "Table 2, one point per dataset")
+           if panels else "no reported result has a value in the paper's Table 2 (one of its "
+           "methods on one of its datasets)")
+    if why is not None:
+        _remove(path)
+    return why
+
+
+def _matplotlib_missing():
+    return importlib.util.find_spec("matplotlib") is None
+
+
+def _draw(panels, path, title):
+    """One PNG, a scatter panel per entry of ``panels``; None, or why it was not drawn."""
+    if _matplotlib_missing():
+        return "matplotlib is not installed"
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = Figure(figsize=(4.6 * ncols, 4.6 * nrows + 0.5))
+    FigureCanvasAgg(fig)  # the Agg backend, without pyplot's global state
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        _scatter(ax, panel)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    if any(len(p["names"]) > _MAX_LABELS for p in panels):
+        title += (f"\n(panels of more than {_MAX_LABELS} datasets: labels on up to "
+                  f"{_FAR_LABELS} of those farthest from the diagonal)")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    with _replacing(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    return None
+
+
+def _scatter(ax, panel):
+    """Accuracy ``y`` against ``x`` (%), the diagonal, coloured by side, labelled."""
+    x = np.asarray(panel["x"], dtype=float)
+    y = np.asarray(panel["y"], dtype=float)
+    lo = min(x.min(), y.min())
     lo = max(0.0, math.floor(lo / 10) * 10 - 5)
-    ax.plot([lo, 100], [lo, 100], color="grey", lw=1, ls="--", label="ours = paper")
-    for m, p in pts.items():
-        a = np.array(p)
-        ax.scatter(a[:, 0], a[:, 1], label=m, s=22, alpha=0.8)
+    ax.plot([lo, 100], [lo, 100], color="0.6", lw=1, ls="--", zorder=1)
+    diff = y - x
+    tie = np.abs(diff) <= panel.get("tie", _TIE)
+    sides = ((diff > 0) & ~tie, tie, (diff < 0) & ~tie)
+    for mask, label, color, marker in zip(sides, panel["legend"],
+                                          ("tab:green", "0.45", "tab:red"), ("^", "o", "v")):
+        if mask.any():
+            ax.scatter(x[mask], y[mask], s=26, color=color, marker=marker, alpha=0.85,
+                       edgecolors="none", zorder=3, label=f"{label} ({int(mask.sum())})")
+    _label_points(ax, x, y, list(panel["names"]), lo)
     ax.set_xlim(lo, 101)
     ax.set_ylim(lo, 101)
-    ax.set_xlabel("paper's Table 2 test accuracy (%)")
-    ax.set_ylabel("our test accuracy (%)")
-    ax.set_title("UCR, one point per dataset", fontsize=11)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    try:
-        with _replacing(path) as tmp:
-            fig.savefig(tmp, dpi=120, format="png")
-    finally:
-        plt.close(fig)
-    return path
+    ax.set_aspect("equal")
+    ax.grid(alpha=0.25, lw=0.5)
+    ax.set_xlabel(panel["xlabel"], fontsize=9)
+    ax.set_ylabel(panel["ylabel"], fontsize=9)
+    ax.set_title(panel["title"], fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.legend(loc="lower right", fontsize=7, framealpha=0.8)
+
+
+def _label_points(ax, x, y, names, lo):
+    """Name the points: all up to ``_MAX_LABELS``, else those farthest from the diagonal.
+
+    Beyond ``_MAX_LABELS`` points, at most ``_FAR_LABELS`` are named, farthest first,
+    passing over a point next to one already named (their labels would overlap).
+    Datasets on the same point share one label (at most three names, then ``+k``).
+    """
+    dist = np.abs(y - x)
+    if len(names) <= _MAX_LABELS:
+        chosen = range(len(names))
+    else:
+        span = 100 - lo
+        chosen = []
+        for i in np.argsort(-dist, kind="stable"):
+            if len(chosen) == _FAR_LABELS or dist[i] <= _TIE:
+                break
+            if all(abs(x[i] - x[j]) > 0.2 * span or abs(y[i] - y[j]) > 0.04 * span
+                   for j in chosen):
+                chosen.append(i)
+    spots = {}
+    for i in chosen:
+        spots.setdefault((round(float(x[i]), 2), round(float(y[i]), 2)), []).append(names[i])
+    mid = (lo + 100) / 2
+    for (px, py), group in spots.items():
+        text = ", ".join(group[:3]) + (f" +{len(group) - 3}" if len(group) > 3 else "")
+        right, top = px > mid, py > 100 - (100 - lo) * 0.04
+        ax.annotate(text, (px, py), xytext=(-4 if right else 4, -4 if top else 3),
+                    textcoords="offset points", ha="right" if right else "left",
+                    va="top" if top else "bottom", fontsize=6, color="0.2", zorder=4)

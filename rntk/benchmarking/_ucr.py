@@ -5,7 +5,6 @@ import importlib.util
 import itertools
 import json
 import math
-import os
 import sys
 import time
 import warnings
@@ -26,8 +25,13 @@ from .._model_selection import (
     SVCFoldScorer,
     search_grams,
 )
-from .._utils import as_sequences, flatten_padded, unit_norm
-from ..datasets import load_ucr
+from ._data import (
+    _catalog,
+    _Data,
+    _dataset_files,
+    _fingerprint,
+    _folds,
+)
 from ._reports import _atomic_write_text, _failure_label, _json_default, write_reports
 
 __all__ = ["METHODS", "PROTOCOLS", "run_benchmark", "run_precomputed_kernel"]
@@ -162,148 +166,6 @@ class _Progress:
             self.stream.write("\r" + " " * 150 + "\r")
         self.stream.write(line + "\n")
         self.stream.flush()
-
-
-# --------------------------------------------------------------------------- data
-_BUNDLED_DIR = Path(__file__).resolve().parent.parent / "datasets" / "data"
-_EXTS = (".tsv", ".ts")
-_PARTS = ("train", "test")
-
-
-def _data_home(data_home):
-    """Return the UCR folder in use (``data_home``, else ``$RNTK_DATA``) or None."""
-    if data_home is not None:
-        home, what = Path(os.fspath(data_home)).expanduser(), "--data-home"
-    elif os.environ.get("RNTK_DATA"):
-        home, what = Path(os.environ["RNTK_DATA"]).expanduser(), "RNTK_DATA"
-    else:
-        return None
-    if not home.is_dir():
-        raise ValueError(f"data folder {home} ({what}) does not exist or is not a folder")
-    return home
-
-
-def _split_paths(folder, name):
-    """``{"train": path, "test": path}`` of a dataset folder, a missing part as None.
-
-    None when the folder holds neither part (in ``.tsv`` or ``.ts``). Nothing is read.
-    """
-    candidates = [{s: folder / f"{name}_{s.upper()}{ext}" for s in _PARTS} for ext in _EXTS]
-    for files in candidates:
-        if all(p.is_file() for p in files.values()):
-            return files
-    for files in candidates:
-        if any(p.is_file() for p in files.values()):
-            return {s: (p if p.is_file() else None) for s, p in files.items()}
-    return None
-
-
-def _missing_part(name, folder, files):
-    """Why a dataset folder cannot be used: which of its files is missing."""
-    if files is None:
-        return (f"dataset folder {folder} holds no {name}_TRAIN / {name}_TEST file "
-                "(.tsv or .ts)")
-    missing = [s for s in _PARTS if files[s] is None]
-    present = next(p for p in files.values() if p is not None)
-    want = [f"{name}_{s.upper()}{present.suffix}" for s in missing]
-    return (f"dataset {name}: its {' and '.join(s.upper() for s in missing)} file "
-            f"{', '.join(want)} is missing from {folder}")
-
-
-def _catalog(data_home):
-    """List the datasets available without reading any of them.
-
-    Returns ``(available, incomplete)``: ``available`` maps each name to its files (the
-    folders of ``data_home`` / ``$RNTK_DATA`` holding both a TRAIN and a TEST file; the
-    bundled ``.npz`` files when there is no such folder, as :func:`rntk.datasets.list_ucr`)
-    and ``incomplete`` maps the folders that lack one of the two files to why.
-    """
-    home = _data_home(data_home)
-    available, incomplete = {}, {}
-    if home is not None:
-        for folder in sorted(home.iterdir()):
-            if not folder.is_dir():
-                continue
-            files = _split_paths(folder, folder.name)
-            if files is None:
-                continue
-            if all(files.values()):
-                available[folder.name] = files
-            else:
-                incomplete[folder.name] = _missing_part(folder.name, folder, files)
-    if not available:
-        available = {p.stem: {"bundled": p} for p in sorted(_BUNDLED_DIR.glob("*.npz"))}
-    return available, incomplete
-
-
-def _dataset_files(name, data_home):
-    """Return the files :func:`rntk.datasets.load_ucr` reads for ``name`` (same lookup)."""
-    home = _data_home(data_home)
-    if home is not None and (home / name).is_dir():
-        files = _split_paths(home / name, name)
-        if files is not None and all(files.values()):
-            return files
-        raise ValueError(_missing_part(name, home / name, files))
-    bundled = _BUNDLED_DIR / f"{name}.npz"
-    if bundled.is_file():
-        return {"bundled": bundled}
-    raise ValueError(f"unknown dataset {name!r}" + (f" (no folder {home / name})"
-                                                    if home is not None else ""))
-
-
-def _fingerprint(files):
-    """SHA-256 of a dataset's files (TRAIN and TEST, or the bundled ``.npz``)."""
-    total = hashlib.sha256()
-    for part, path in sorted(files.items()):
-        h = hashlib.sha256()
-        with open(path, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        total.update(f"{part}={h.hexdigest()}\n".encode())
-    return total.hexdigest()
-
-
-class _Data:
-    """One dataset: raw and unit-norm series, flattened zero-padded versions."""
-
-    def __init__(self, name, data_home):
-        X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home)
-        self.name = name
-        self.X_train_raw, self.X_test_raw = X_train, X_test
-        self.y_train, self.y_test = np.asarray(y_train), np.asarray(y_test)
-        self.train = as_sequences(X_train, "X_train")
-        self.test = as_sequences(X_test, "X_test")
-        lengths = [len(s) for s in self.train + self.test]
-        self.t_max = max(lengths)
-        self.variable = min(lengths) != self.t_max
-        self.n_channels = self.train[0].shape[1]
-        self.train_n = unit_norm(self.train)
-        self.test_n = unit_norm(self.test)
-        # padding then unit norm = unit norm then padding (zeros do not change the norm)
-        self.flat_train = flatten_padded(self.train_n, self.t_max)
-        self.flat_test = flatten_padded(self.test_n, self.t_max)
-
-    def info(self):
-        lens = [len(s) for s in self.train + self.test]
-        return {"n_train": len(self.train), "n_test": len(self.test),
-                "min_length": int(min(lens)), "max_length": int(max(lens)),
-                "n_channels": int(self.n_channels),
-                "n_classes": int(len(np.unique(self.y_train))),
-                "variable_length": bool(self.variable)}
-
-
-def _folds(y, n_splits, seed):
-    from sklearn.model_selection import KFold, StratifiedKFold
-
-    n_splits = max(2, min(n_splits, len(y)))
-    _, counts = np.unique(y, return_counts=True)
-    if counts.max() >= n_splits:
-        cv = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    else:
-        cv = KFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return list(cv.split(np.zeros((len(y), 1)), y))
 
 
 # --------------------------------------------------------------------------- kernel CV
@@ -607,6 +469,63 @@ def _write_cache(path, record):
     _atomic_write_text(path, json.dumps(record, indent=1, default=_json_default))
 
 
+def _reported_results(cache, protocol, seed, data_home, fingerprints, done, skip):
+    """Every valid, current cached result of ``protocol``, beside this invocation's.
+
+    Parameters
+    ----------
+    cache : Path
+        The cache folder.
+    protocol : str
+        The protocol reported; files of other protocols are not read.
+    seed : int
+        This invocation's seed (a result computed with another one is left out).
+    data_home : path-like or None
+        Where the datasets are looked up, to check each result's data fingerprint.
+    fingerprints : dict
+        ``{dataset: SHA-256 or None}`` already computed (None: unreadable); filled in.
+    done : dict
+        ``{(dataset, method): row}`` of this invocation; kept as they are.
+    skip : set
+        ``(dataset, method)`` pairs this invocation handled without a result (failed,
+        or left out with a warning): not read again.
+
+    Returns
+    -------
+    rows : list of dict
+        Datasets in name order, methods in :data:`METHODS` order.
+    left_out : list of dict
+        ``{"file", "why"}`` of the cached results of ``protocol`` not reported.
+    """
+    found, left_out = dict(done), []
+    for path in sorted(cache.glob(f"*__*__{protocol}.json")):
+        name, method, _ = path.stem.rsplit("__", 2)
+        if (name, method) in found or (name, method) in skip:
+            continue
+        if method not in METHODS:
+            left_out.append({"file": path.name, "why": f"unknown method {method!r}"})
+            continue
+        record, problem = _read_cache(path, name, method, protocol)
+        if problem is None:
+            if name not in fingerprints:
+                try:
+                    fingerprints[name] = _fingerprint(_dataset_files(name, data_home))
+                except (OSError, ValueError):
+                    fingerprints[name] = None
+            if fingerprints[name] is None:
+                problem = "its dataset is not found or not readable in the data folder in use"
+            else:
+                problem = _stale(record, _grid_hash(protocol, method), seed,
+                                 fingerprints[name])
+        if problem is None:
+            found[(name, method)] = record
+        else:
+            left_out.append({"file": path.name, "why": problem})
+    order = {m: i for i, m in enumerate(METHODS)}
+    keys = sorted(found, key=lambda k: (k[0].lower(), k[0], order.get(k[1], len(order))))
+    return [found[k] for k in keys], left_out
+
+
 # --------------------------------------------------------------------------- driver
 def _padded(method, data):
     return bool(data.variable and method in ("ntk", "rbf", "poly", "minirocket"))
@@ -687,6 +606,12 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
     valid and was computed with the same grids, seed and dataset files (SHA-256 of the
     TRAIN and TEST files, or of the bundled file); an unreadable one is reported and
     recomputed.
+
+    The summaries and plots written into ``out`` (``summary.md``, ``summary.csv``,
+    ``summary.json``, the PNGs) cover every such valid, current result cached for
+    ``protocol`` -- those of earlier invocations with other datasets or methods too, not
+    those of other protocols; ``results.csv`` and the returned rows are this
+    invocation's.
     """
     rows, failed = _run(datasets, methods, protocol=protocol, data_home=data_home, out=out,
                         n_jobs=n_jobs, seed=seed, paper=paper, force=force, quiet=quiet,
@@ -719,10 +644,12 @@ def _run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force
             runnable.append(m)
     progress.n_tasks = len(datasets) * len(runnable)
     t_run = time.perf_counter()
-    rows, failed = [], []
+    rows, failed, n_computed = [], [], 0
+    fingerprints, handled = {}, set()  # datasets' SHA-256; pairs handled without a row
 
     def fail(name, method, error, skipped=0):
         failed.append({"dataset": name, "method": method, "error": error})
+        handled.update((name, m) for m in ([method] if method else METHODS))
         what = f"dataset {name}" + (f" / {method}" if method else "")
         progress.warn(f"{what} failed: {error}; going on with the others")
         progress.task += skipped
@@ -732,8 +659,10 @@ def _run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force
             files = _dataset_files(name, data_home)
             fingerprint = _fingerprint(files)
         except (OSError, ValueError) as exc:
+            fingerprints[name] = None
             fail(name, None, _describe_error(exc), skipped=len(runnable))
             continue
+        fingerprints[name] = fingerprint
         source = "bundled" if "bundled" in files else str(files["train"].parent)
         data = None
         for i, method in enumerate(runnable):
@@ -755,6 +684,7 @@ def _run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force
             elif report_only:
                 progress.notice(f"no cached result for {name} / {method}")
             if report_only:
+                handled.add((name, method))  # warned about above
                 continue
             if data is None:
                 try:
@@ -790,8 +720,18 @@ def _run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force
                          + (f" (paper {res['paper']:.2f}%)" if res["paper"] is not None else "")
                          + f" in {res['total_time']:.1f}s")
             rows.append(res)
-    write_reports(rows, out, paper, wall_time=time.perf_counter() - t_run, quiet=quiet,
-                  stream=stream, failed=failed)
+            n_computed += 1
+    wall_time = time.perf_counter() - t_run
+    # the reports cover every valid cached result of the protocol, not only this run's
+    reported, left_out = _reported_results(
+        cache, protocol, seed, data_home, fingerprints,
+        {(r["dataset"], r["method"]): r for r in rows}, handled)
+    if left_out:
+        progress.notice(f"{len(left_out)} cached result(s) of the {protocol} protocol left "
+                        "out of the reports (stale or unreadable; listed in summary.md)")
+    write_reports(reported, out, paper, wall_time=wall_time, quiet=quiet, stream=stream,
+                  failed=failed, protocol=protocol, run_rows=rows, n_computed=n_computed,
+                  left_out=left_out, from_cache=True)
     return rows, failed
 
 
