@@ -5,7 +5,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._utils import as_sequences, unit_norm
+from ._utils import DOC, as_sequences, fill_doc, unit_norm
 from ._utils._validation import _as_list, _check_not_1d, _is_2d_array, _reject_strings
 
 __all__ = ["SeriesScaler"]
@@ -21,6 +21,7 @@ def _as_array_like(X):
     return X
 
 
+@fill_doc(**DOC)
 class SeriesScaler(TransformerMixin, BaseEstimator):
     """Scale every series on its own: z-normalisation or unit norm.
 
@@ -61,10 +62,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         """Check the series (the scaling has nothing to learn).
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout of :func:`rntk.rntk_kernel`.
+        {X_series}
         y : None
             Ignored.
 
@@ -83,10 +81,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Scale every series.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series, in any layout of :func:`rntk.rntk_kernel`.
+        {X_series}
 
         Returns
         -------

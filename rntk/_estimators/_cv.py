@@ -6,15 +6,9 @@ from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import (
-    DEFAULT_ALPHA,
-    DEFAULT_GRID,
-    DEFAULT_REGRESSION_ALPHA,
-    DEFAULT_REGRESSION_GRID,
-    PAPER_ALPHA,
-    PAPER_C,
-    PAPER_GRID,
     BaseKernelSearchCV,
     SVCFoldScorer,
+    _grids,
     kernel_ridge_score,
 )
 from .._utils import fill_doc, store_init_params
@@ -174,8 +168,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
     def _default_grid(self):
         if self.protocol == "loo":
-            return {**DEFAULT_GRID, "alpha": list(DEFAULT_ALPHA)}
-        return {**PAPER_GRID, "C": list(PAPER_C)}
+            return {**_grids.DEFAULT_GRID, "alpha": list(_grids.DEFAULT_ALPHA)}
+        return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
     def _fold_scorer(self, base):
         if self.protocol == "loo":
@@ -264,8 +258,8 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from rntk import RNTKRegressorCV
+    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = [rng.normal(size=t) for t in rng.integers(5, 10, size=20)]
     >>> y = np.array([x[-1] + 0.5 * x[-2] for x in X])
@@ -295,8 +289,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
 
     def _default_grid(self):
         if self.protocol == "loo":
-            return {**DEFAULT_REGRESSION_GRID, "alpha": list(DEFAULT_REGRESSION_ALPHA)}
-        return {**PAPER_GRID, "alpha": list(PAPER_ALPHA)}
+            return {**_grids.DEFAULT_REGRESSION_GRID,
+                    "alpha": list(_grids.DEFAULT_REGRESSION_ALPHA)}
+        return {**_grids.PAPER_GRID, "alpha": list(_grids.PAPER_ALPHA)}
 
     def _fold_scorer(self, base):
         def score(K_train, y_train, K_test, y_test, params):

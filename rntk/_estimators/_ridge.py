@@ -13,6 +13,7 @@ from .._model_selection._loo import (
     one_vs_all_targets,
     ridge_dual_fit,
 )
+from .._utils import DOC, fill_doc
 
 __all__ = ["KernelRidgeClassifier", "relative_ridge"]
 
@@ -35,6 +36,7 @@ def relative_ridge(K, alpha):
     return np.asarray(alpha, dtype=np.float64) * (np.trace(K) / K.shape[0])
 
 
+@fill_doc(**DOC)
 class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
     """One-vs-all least-squares classifier on a precomputed kernel.
 
@@ -81,10 +83,7 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, K):
         """Decision values ``K @ c + b``.
 
-        Parameters
-        ----------
-        K : ndarray of shape (n_samples, n_train)
-            Gram between new and training samples.
+        {K_new}
 
         Returns
         -------
@@ -98,10 +97,7 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
     def predict(self, K):
         """Predict class labels.
 
-        Parameters
-        ----------
-        K : ndarray of shape (n_samples, n_train)
-            Gram between new and training samples.
+        {K_new}
 
         Returns
         -------

@@ -59,14 +59,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         The fitted model on the precomputed kernel.
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors in the training set (SVC only).
-    X_fit_ : list of ndarray of shape (T_i, n_channels)
-        Training series (after scaling), needed to compute the test kernel.
-    n_channels_in_ : int
-        Channels per time step seen in fit.
-    n_features_in_ : int
-        Number of time steps, only when fit on a 2-D array.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, only when fit on a DataFrame with string column names.
+    {fitted_series}
 
     See Also
     --------
@@ -190,14 +183,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         The fitted ridge model on the precomputed kernel.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Its dual coefficients.
-    X_fit_ : list of ndarray of shape (T_i, n_channels)
-        Training series (after scaling).
-    n_channels_in_ : int
-        Channels per time step seen in fit.
-    n_features_in_ : int
-        Number of time steps, only when fit on a 2-D array.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, only when fit on a DataFrame with string column names.
+    {fitted_series}
 
     See Also
     --------

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter, Kernel
 
-from .._utils import as_sequences, fill_doc, store_init_params
+from .._utils import DOC, as_sequences, fill_doc, store_init_params
 from ._params import RNTK_DEFAULTS as _D
 from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES
 from ._rntk import rntk_diag, rntk_kernel
@@ -13,6 +13,7 @@ __all__ = ["RNTK", "as_object_array"]
 _GRAD_STEP = 1e-4  # central-difference step in log-hyperparameter space
 
 
+@fill_doc(**DOC)
 def as_object_array(X):
     """Series as the 1-D object array that scikit-learn's GP estimators accept.
 
@@ -21,10 +22,7 @@ def as_object_array(X):
     lengths; a 1-D object array whose items are tuples (of values, or of per-step
     channel tuples) passes, and :class:`RNTK` reads it back.
 
-    Parameters
-    ----------
-    X : array-like or list of arrays
-        Series, in any layout of :func:`rntk.rntk_kernel`.
+    {X_series}
 
     Returns
     -------

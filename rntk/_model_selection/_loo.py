@@ -29,12 +29,16 @@ from contextlib import nullcontext
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from .._utils._docs import fill_doc
+
 __all__ = ["eigh_gram", "ridge_loo_predictions", "ridge_loo_scores_classification",
            "ridge_loo_scores_regression", "ridge_dual_fit", "one_vs_all_targets",
            "decision_to_labels"]
 
 
 _SERIAL_EIGH = 2000  # largest Gram decomposed on one BLAS thread
+_EIG = """eig : tuple of (eigenvalues, eigenvectors)
+    Output of :func:`eigh_gram` for the training Gram."""
 
 
 def _householder_complement(n):
@@ -77,6 +81,8 @@ def eigh_gram(K, fit_intercept=False):
 
     import numpy as np
     from threadpoolctl import threadpool_limits
+
+    from .._utils._docs import fill_doc
     >>> A = np.random.default_rng(0).normal(size=(5, 3))
     >>> l, Q = eigh_gram(A @ A.T)
     >>> bool(np.allclose(Q @ np.diag(l) @ Q.T, A @ A.T))
@@ -129,13 +135,13 @@ def _check_alphas(alphas):
     return alphas
 
 
+@fill_doc(eig=_EIG)
 def ridge_loo_predictions(eig, Y, alphas, fit_intercept=None):
     """Exact leave-one-out predictions of kernel ridge regression for many ridges.
 
     Parameters
     ----------
-    eig : tuple of (eigenvalues, eigenvectors)
-        Output of :func:`eigh_gram` for the training Gram.
+    {eig}
     Y : array-like of shape (n_samples,) or (n_samples, n_targets)
         Training targets.
     alphas : array-like of shape (n_alphas,)
@@ -157,6 +163,8 @@ def ridge_loo_predictions(eig, Y, alphas, fit_intercept=None):
 
     import numpy as np
     from threadpoolctl import threadpool_limits
+
+    from .._utils._docs import fill_doc
     >>> rng = np.random.default_rng(0)
     >>> A = rng.normal(size=(8, 3))
     >>> loo = ridge_loo_predictions(eigh_gram(A @ A.T), rng.normal(size=8), [0.1, 1.0])
@@ -229,6 +237,7 @@ def decision_to_labels(classes, D):
     return classes[np.argmax(D, axis=-1)]
 
 
+@fill_doc(eig=_EIG)
 def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_mse=False):
     """Leave-one-out accuracy of the one-vs-all ridge classifier, for each ridge.
 
@@ -238,8 +247,7 @@ def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_m
 
     Parameters
     ----------
-    eig : tuple of (eigenvalues, eigenvectors)
-        Output of :func:`eigh_gram` for the training Gram.
+    {eig}
     y : array-like of shape (n_samples,)
         Class labels.
     alphas : array-like of shape (n_alphas,)
@@ -263,6 +271,8 @@ def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_m
 
     import numpy as np
     from threadpoolctl import threadpool_limits
+
+    from .._utils._docs import fill_doc
     >>> X = np.r_[np.zeros((4, 2)), np.ones((4, 2))] + 0.1 * np.arange(8)[:, None]
     >>> y = np.r_[np.zeros(4), np.ones(4)]
     >>> acc = ridge_loo_scores_classification(eigh_gram(X @ X.T, True), y, [1e-3], True)
@@ -278,13 +288,13 @@ def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_m
     return acc
 
 
+@fill_doc(eig=_EIG)
 def ridge_loo_scores_regression(eig, Y, alphas, fit_intercept=None, scoring="r2"):
     """Leave-one-out score of kernel ridge regression, for each ridge.
 
     Parameters
     ----------
-    eig : tuple of (eigenvalues, eigenvectors)
-        Output of :func:`eigh_gram` for the training Gram.
+    {eig}
     Y : array-like of shape (n_samples,) or (n_samples, n_targets)
         Targets.
     alphas : array-like of shape (n_alphas,)
@@ -318,6 +328,7 @@ def ridge_loo_scores_regression(eig, Y, alphas, fit_intercept=None, scoring="r2"
     return r2.mean(axis=1)
 
 
+@fill_doc(eig=_EIG)
 def ridge_dual_fit(eig, Y, alpha, K=None, fit_intercept=None):
     """Dual coefficients (and intercept) of kernel ridge refitted on all samples.
 
@@ -326,8 +337,7 @@ def ridge_dual_fit(eig, Y, alpha, K=None, fit_intercept=None):
 
     Parameters
     ----------
-    eig : tuple of (eigenvalues, eigenvectors)
-        Output of :func:`eigh_gram` for the training Gram.
+    {eig}
     Y : array-like of shape (n_samples,) or (n_samples, n_targets)
         Training targets.
     alpha : float

@@ -14,6 +14,25 @@ DOC = {
         "X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list\n"
         "    Training series (2-D univariate, 3-D time-major, or a list of ``(T_i,)``\n"
         "    / ``(T_i, n_channels)`` arrays; trailing NaN steps are padding)."),
+    "fitted_series": (
+        "X_fit_ : list of ndarray of shape (T_i, n_channels)\n"
+        "    Training series (after scaling), needed to compute the test kernel.\n"
+        "n_channels_in_ : int\n"
+        "    Channels per time step seen in fit.\n"
+        "n_features_in_ : int\n"
+        "    Number of time steps, only when fit on a 2-D array.\n"
+        "feature_names_in_ : ndarray of shape (n_features_in_,)\n"
+        "    Column names, only when fit on a DataFrame with string column names."),
+    "X_series": (
+        "Parameters\n"
+        "----------\n"
+        "X : array-like or list of arrays\n"
+        "    Series, in any layout of :func:`rntk.rntk_kernel`."),
+    "K_new": (
+        "Parameters\n"
+        "----------\n"
+        "K : ndarray of shape (n_samples, n_train)\n"
+        "    Gram between new and training samples."),
     "X_predict": (
         "Parameters\n"
         "----------\n"

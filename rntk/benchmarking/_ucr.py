@@ -44,22 +44,27 @@ PAPER_COLUMNS = {"rntk": "RNTK", "ntk": "NTK", "rbf": "RBF", "poly": "POLY",
                  "rnn": "GaussianRNN", "irnn": "IdentityRNN", "gru": "GRU"}
 _RNN_CELL = {"rnn": "ntk", "irnn": "irnn", "gru": "gru"}
 
+#: The paper's grids of the baselines (Appendix A.1); the depth of the MLP NTK varies
+#: fastest: one pass gives every depth of a (sigma_w, sigma_b).
+_PAPER_BASELINES = {
+    "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
+            "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
+            "n_layers": list(range(1, 11))},
+    "rbf": {"gamma": [0.01, 0.05, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 1.0, 2.0, 3.0, 4.0,
+                      5.0, 10.0, 20.0, 30.0, 40.0, 100.0]},
+    "poly": {"degree": [1, 2, 3, 4, 5], "coef0": [0.0, 0.1, 0.2, 0.5, 1.0, 2.0]},
+    "rnn_cv": 5,
+    "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
+            "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
+    "rnn_epochs": 200,
+}
+
 PROTOCOLS = {
     "paper": {
         "cv": 10,
         "C": PAPER_C,
         "rntk": {k: PAPER_GRID[k] for k in ("sigma_w", "sigma_b", "sigma_h")},
-        # depth varies fastest: one MLP-NTK pass gives every depth of a (sigma_w, sigma_b)
-        "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
-                "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
-                "n_layers": list(range(1, 11))},
-        "rbf": {"gamma": [0.01, 0.05, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 1.0, 2.0, 3.0, 4.0,
-                          5.0, 10.0, 20.0, 30.0, 40.0, 100.0]},
-        "poly": {"degree": [1, 2, 3, 4, 5], "coef0": [0.0, 0.1, 0.2, 0.5, 1.0, 2.0]},
-        "rnn_cv": 5,
-        "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
-                "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
-        "rnn_epochs": 200,
+        **_PAPER_BASELINES,
     },
     "loo": {
         # the estimators' default: kernel ridge selected by exact leave-one-out; the RNTK
@@ -67,16 +72,7 @@ PROTOCOLS = {
         "cv": None,
         "alpha": DEFAULT_ALPHA,
         "rntk": None,
-        "ntk": {"sigma_w": [0.5, 1.0, math.sqrt(2), 2.0, 2.5, 3.0],
-                "sigma_b": [0.0, 0.01, 0.1, 0.2, 0.5, 0.8, 1.0, 2.0, 5.0],
-                "n_layers": list(range(1, 11))},
-        "rbf": {"gamma": [0.01, 0.05, 0.1, 0.2, 0.5, 0.6, 0.7, 0.8, 1.0, 2.0, 3.0, 4.0,
-                          5.0, 10.0, 20.0, 30.0, 40.0, 100.0]},
-        "poly": {"degree": [1, 2, 3, 4, 5], "coef0": [0.0, 0.1, 0.2, 0.5, 1.0, 2.0]},
-        "rnn_cv": 5,
-        "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
-                "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
-        "rnn_epochs": 200,
+        **_PAPER_BASELINES,
     },
     "fast": {
         "cv": 5,
