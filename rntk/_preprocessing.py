@@ -1,5 +1,9 @@
 """Per-series scaling of sequences: the standard preprocessing of time-series classification."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
@@ -7,6 +11,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._utils import DOC, as_sequences, fill_doc, unit_norm
 from ._utils._validation import _as_list, _check_not_1d, _is_2d_array, _reject_strings
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from typing import Self
+
+    from ._utils._typing import Sequences
 
 __all__ = ["SeriesScaler"]
 
@@ -59,7 +68,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
     def __init__(self, method="zscore"):
         self.method = method
 
-    def fit(self, X, y=None):
+    def fit(self, X: Sequences, y: None = None) -> Self:
         """Check the series (the scaling has nothing to learn).
 
         {X_series}
@@ -78,7 +87,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
         self.n_channels_in_ = as_sequences(X, "X")[0].shape[1]
         return self
 
-    def transform(self, X):
+    def transform(self, X: Sequences) -> np.ndarray | list:
         """Scale every series.
 
         {X_series}

@@ -1,11 +1,19 @@
 """The shared base of the estimators that fit a scikit-learn model on a sequence Gram."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._utils import DOC, fill_doc, unit_norm, validate_fit_data, validate_predict_data
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+
+    from .._utils._typing import Sequences
 
 __all__ = ["PrecomputedSequenceEstimator", "RNTKKernelMixin"]
 
@@ -66,7 +74,7 @@ class PrecomputedSequenceEstimator(BaseEstimator):
             K[:, cols] = self._gram(xs, [self.X_fit_[j] for j in cols])
         return K
 
-    def predict(self, X):
+    def predict(self, X: Sequences) -> np.ndarray:
         """Predict labels or targets of series with the model fitted on the training Gram.
 
         {X_predict}

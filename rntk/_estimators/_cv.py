@@ -1,5 +1,9 @@
 """The RNTK estimators with fast cross-validated model selection."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
 
@@ -14,6 +18,11 @@ from .._model_selection import (
 from .._utils import fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
 from ._rntk import RNTKClassifier, RNTKRegressor
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from typing import Self
+
+    from .._utils._typing import ArrayLike, Sequences
 
 __all__ = ["RNTKClassifierCV", "RNTKRegressorCV"]
 
@@ -177,7 +186,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         return SVCFoldScorer(class_weight=self.class_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
+    def fit(self, X: Sequences, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Select the kernel hyperparameters and ``C`` by cross-validation, then refit.
 
         Parameters
@@ -202,7 +211,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
             self.classes_ = self.best_estimator_.classes_
         return self
 
-    def decision_function(self, X):
+    def decision_function(self, X: Sequences) -> np.ndarray:
         """Decision function of the refitted best classifier.
 
         Parameters
@@ -300,7 +309,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         return score
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, groups=None):
+    def fit(self, X: Sequences, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Select the kernel hyperparameters and ``alpha`` by cross-validation, then refit.
 
         Parameters

@@ -1,6 +1,9 @@
 """The RNTK estimators: SVC and kernel ridge regression on the precomputed RNTK Gram."""
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING
 
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.kernel_ridge import KernelRidge
@@ -12,6 +15,13 @@ from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from typing import Self
+
+    import numpy as np
+
+    from .._utils._typing import ArrayLike, Sequences
 
 __all__ = ["RNTKClassifier", "RNTKRegressor"]
 
@@ -124,7 +134,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         return getattr(self, "support_", None)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: Sequences, y: ArrayLike) -> Self:
         """Fit the SVC on the RNTK Gram of the training series.
 
         Parameters
@@ -140,7 +150,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         """
         return self._fit(X, y)
 
-    def decision_function(self, X):
+    def decision_function(self, X: Sequences) -> np.ndarray:
         """Evaluate the SVC decision function on series.
 
         {X_predict}
@@ -221,7 +231,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         self.dual_coef_ = self.estimator_.dual_coef_
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X: Sequences, y: ArrayLike) -> Self:
         """Fit kernel ridge regression on the RNTK Gram of the training series.
 
         Parameters

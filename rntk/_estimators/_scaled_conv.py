@@ -1,6 +1,9 @@
 """Kernel ridge regression with the linear-RNN NTK (the scaled convolution kernel)."""
 
+from __future__ import annotations
+
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
@@ -11,6 +14,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels import scaled_conv_kernel
 from ._base import PrecomputedSequenceEstimator
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from typing import Self
+
+    from .._utils._typing import ArrayLike, Sequences
 
 __all__ = ["ScaledConvNTKRegressor"]
 
@@ -172,7 +180,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         del self.estimator_
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: Sequences, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit kernel ridge regression on the scaled convolution NTK.
 
         Parameters
@@ -193,7 +201,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         """
         return self._fit(X, y, sample_weight)
 
-    def predict(self, X):
+    def predict(self, X: Sequences) -> np.ndarray:
         """Predict with the fitted kernel ridge model.
 
         Parameters
@@ -220,7 +228,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         pred[~_valid_steps([s.shape[0] for s in xs], t_max).reshape(n, t_max)] = np.nan
         return pred
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: Sequences, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Coefficient of determination R^2 of the predictions.
 
         With ``output="last"`` this is :meth:`sklearn.base.RegressorMixin.score`.

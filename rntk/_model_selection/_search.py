@@ -9,6 +9,8 @@ candidate order). A Gram with non-finite entries (an overflow) scores NaN, with 
 warning, and is never selected.
 """
 
+from __future__ import annotations
+
 import numbers
 import time
 import warnings
@@ -16,7 +18,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs
@@ -31,6 +33,10 @@ from threadpoolctl import threadpool_limits
 
 from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
 from ._scorers import RidgeLOOScorer
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+
+    from .._utils._typing import Sequences
 
 __all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
            "search_grams"]
@@ -412,7 +418,7 @@ class BaseKernelSearchCV(BaseEstimator):
                 "best_estimator_ to predict with"
             )
 
-    def predict(self, X):
+    def predict(self, X: Sequences) -> np.ndarray:
         """Predict with the refitted best estimator.
 
         {X_predict}
