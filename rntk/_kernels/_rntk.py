@@ -22,17 +22,16 @@ paired with itself.
 from __future__ import annotations
 
 import math
-from typing import Sequence, Union
 
 import numpy as np
 from numba import njit, prange
-from numpy.typing import ArrayLike
 
 from .._utils import (
     DOC,
     JIT_OPTIONS,
     as_sequences,
     check_finite_kernel,
+    check_int,
     check_memory,
     check_n_jobs,
     check_nonnegative,
@@ -43,16 +42,14 @@ from .._utils import (
     numba_threads,
     pack_end_aligned,
 )
+from .._utils._typing import Scale, Sequences
 from ._params import ACTIVATIONS, DIRECTIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
 _D = RNTK_DEFAULTS
-#: Sequences in any accepted layout: a 2-D or 3-D array, or a list of series.
-Sequences = Union[ArrayLike, Sequence[ArrayLike]]
-#: A scale: one value, or one per layer.
-Scale = Union[float, ArrayLike]
 _TILE = 256  # columns per work item
+_BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out``
 # below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
 # thread pool costs more than it saves (and much more on a loaded machine)
 _SERIAL_WORK = 100_000
@@ -211,11 +208,13 @@ def _lane_linear(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v
 
 @njit(parallel=True, **JIT_OPTIONS)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
-                 act, sw2, su2, sb2, sh2, sv2, want_ntk, out):
+                 act, sw2, su2, sb2, sh2, sv2, want_ntk, row0, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
 
-    ``symmetric``: Y is X, the pair (i, i) is a sample with itself, and ``out[j, i]`` is
-    filled too. ``diag_out``: write ``out[i, 0]`` (used by ``rntk_diag``).
+    ``out`` holds the rows from ``row0`` on: pair ``(i, j)`` goes to ``out[i - row0, j]``.
+    ``symmetric``: Y is X, the pair (i, i) is a sample with itself, and ``out[j - row0, i]``
+    is filled too when row ``j`` is in ``out``. ``diag_out``: write ``out[i - row0, 0]``
+    (used by ``rntk_diag``).
 
     The NTK is accumulated forward in time: with ``Theta^(l,t)`` the tangent kernel of
     the pre-activations ``g^(l,t)``,
@@ -272,11 +271,11 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
             res *= sv2
             j = j0 + jj
             if diag_out:
-                out[i, 0] = res
+                out[i - row0, 0] = res
             else:
-                out[i, j] = res
-                if symmetric:
-                    out[j, i] = res
+                out[i - row0, j] = res
+                if symmetric and j - row0 < out.shape[0]:
+                    out[j - row0, i] = res
     return out
 
 
@@ -366,21 +365,39 @@ def _prepare(seqs, t_max, p):
     return (data, start) + _self_factors(self_var, p["act"])
 
 
-def _items(n_rows, n_cols, symmetric):
+def _items(n_rows, n_cols, symmetric, row0=0):
     """Work items ``(row, first column, end column)``, in tiles of ``_TILE`` columns.
 
-    For a symmetric Gram the rows ``i`` and ``n - 1 - i`` (long and short) are put side
-    by side, so that the equal contiguous chunks of ``prange`` carry equal work.
+    The rows are ``row0, ..., row0 + n_rows - 1``. For a symmetric Gram row ``i`` only
+    needs the columns from ``i`` on, and the long and short rows (first and last) are
+    put side by side, so that the equal contiguous chunks of ``prange`` carry equal work.
     """
     rows = []
-    order = range(n_rows)
+    order = range(row0, row0 + n_rows)
     if symmetric:
         half = np.arange((n_rows + 1) // 2)
-        order = np.stack([half, n_rows - 1 - half], axis=1).ravel()[:n_rows]
+        order = row0 + np.stack([half, n_rows - 1 - half], axis=1).ravel()[:n_rows]
     for i in order:
         for j0 in range(i if symmetric else 0, n_cols, _TILE):
             rows.append((i, j0, min(j0 + _TILE, n_cols)))
     return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+def _check_out(out, block_rows, n_x, n_y, n_grams):
+    """Validate ``out`` and ``block_rows``; return the rows per block."""
+    if out is not None:
+        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != (n_x, n_y):
+            what = (f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray)
+                    else repr(type(out)))
+            raise ValueError(f"out must be a float64 array (or numpy.memmap) of shape "
+                             f"({n_x}, {n_y}); got {what}")
+        if not out.flags.writeable:
+            raise ValueError("out is read-only: open a numpy.memmap with mode 'w+' or 'r+'")
+    if block_rows is not None:
+        return check_int(block_rows, "block_rows")
+    if out is None:
+        return n_x
+    return max(1, _BLOCK_BYTES // (8 * n_y * n_grams))
 
 
 @fill_doc(kernel_params=RNTK_PARAMS_DOC, **DOC)
@@ -390,7 +407,8 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                 sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
                 activation: str = _D["activation"], kind: str = _D["kind"],
                 direction: str = _D["direction"], diff: bool = _D["diff"],
-                n_jobs: int | None = None) -> np.ndarray:
+                n_jobs: int | None = None, out: np.ndarray | None = None,
+                block_rows: int | None = None) -> np.ndarray:
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -408,19 +426,32 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     n_jobs : int, default=None
         Numba threads for this call (``None``: the current setting, ``-1``: all).
         The previous thread count is restored afterwards.
+    out : ndarray or numpy.memmap of shape (n_X, n_Y), dtype float64, default=None
+        Where to write the Gram, in blocks of ``block_rows`` rows: the full Gram is
+        never held in memory (with a :class:`numpy.memmap` it can exceed the RAM), and
+        the memory check and the overflow check apply to one block. ``None``: a new
+        array. Every entry is overwritten; for ``Y=None`` the rows of earlier blocks are
+        read back to fill the lower triangle, so a memmap needs mode ``"w+"`` or ``"r+"``.
+    block_rows : int, default=None
+        Rows per block. ``None``: the whole Gram at once when ``out`` is None, else
+        blocks of about 256 MB.
 
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
-        The Gram matrix, float64.
+        The Gram matrix, float64 (``out`` itself when given).
 
     See Also
     --------
     rntk_diag : The diagonal of ``rntk_kernel(X)`` in ``O(n T)``.
+    rntk.RNTKNystroem : Low-rank features whose inner products approximate the RNTK.
+    rntk.distributed.rntk_kernel : The Gram in blocks on a Dask cluster.
 
     Notes
     -----
     Cost ``O(n_X n_Y L min(T, T'))``; memory beyond the output is bounded per thread.
+    A symmetric Gram computes each pair once, also in blocks (a block computes its
+    rows from its diagonal on and copies the columns before it from earlier rows).
 
     Examples
     --------
@@ -432,6 +463,17 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     (2, 2)
     >>> bool(np.allclose(K, K.T))
     True
+
+    A Gram larger than the memory, on disk:
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = os.path.join(tmp, "gram.npy")
+    ...     out = np.lib.format.open_memmap(path, mode="w+", shape=(2, 2))
+    ...     same = bool(np.array_equal(rntk_kernel(X, out=out, block_rows=1), K))
+    ...     del out
+    >>> same
+    True
     """
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                       n_jobs)
@@ -440,27 +482,47 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
-    t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
-    # the Gram, a second one for a sum of directions, and the packed inputs
+    n_x, n_y = len(xs), len(ys)
+    # a second Gram (buffer) for a sum of directions
     n_grams = 1 if len(readers) == 1 else 2
-    check_memory(8 * (n_grams * len(xs) * len(ys) + 2 * t_max * (len(xs) + len(ys))
-                      * xs[0].shape[1] * (2 if diff else 1)),
-                 f"an RNTK Gram of {len(xs)} x {len(ys)} series")
-    out = np.zeros((len(xs), len(ys)))
-    items = _items(len(xs), len(ys), symmetric)
-    work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
-    for reverse in readers:  # the kernel of independent RNNs is the sum of theirs
-        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
-        y = x if symmetric else _prepare(network_inputs(ys, reverse, diff), t_max, p)
-        part = np.zeros_like(out) if len(readers) > 1 else out
-        with numba_threads(1 if work < _SERIAL_WORK else n_jobs), compile_notice(_pair_kernel):
-            _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), part)
-        if part is not out:
-            out += part
-    return check_finite_kernel(out, "rntk_kernel", _settings(
+    rows = _check_out(out, block_rows, n_x, n_y, n_grams)
+    t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
+    in_place = out is None and rows >= n_x  # the whole Gram in one block, no buffer
+    n_buffers = n_grams - 1 if in_place else n_grams
+    width = xs[0].shape[1] * (2 if diff else 1) + 2 * p["sw2"].shape[0]  # packed inputs
+    check_memory(8 * ((n_x * n_y if out is None else 0) + n_buffers * min(rows, n_x) * n_y
+                      + len(readers) * t_max * (n_x + (0 if symmetric else n_y)) * width),
+                 f"an RNTK Gram of {n_x} x {n_y} series"
+                 + ("" if in_place else f" (blocks of {min(rows, n_x)} rows)"))
+    settings = _settings(
         n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
         sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-        longest_series=t_max))
+        longest_series=t_max)
+    packed = []  # the kernel of independent RNNs is the sum of theirs
+    for reverse in readers:
+        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
+        y = x if symmetric else _prepare(network_inputs(ys, reverse, diff), t_max, p)
+        packed.append((x, y))
+    K = np.zeros((n_x, n_y)) if out is None else out
+    buffers = [np.zeros((min(rows, n_x), n_y)) for _ in range(n_buffers)]
+    for r0 in range(0, n_x, rows):
+        r1 = min(r0 + rows, n_x)
+        items = _items(r1 - r0, n_y, symmetric, r0)
+        work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
+        parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
+        for (x, y), part in zip(packed, parts):
+            with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
+                    compile_notice(_pair_kernel):
+                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), r0, part)
+            if part is not parts[0]:
+                parts[0] += part
+        block = parts[0]
+        if symmetric and r0 > 0:  # the columns before the block's diagonal: earlier rows
+            block[:, :r0] = K[:r0, r0:r1].T
+        check_finite_kernel(block, "rntk_kernel", settings)
+        if block is not K:
+            K[r0:r1] = block
+    return K
 
 
 def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
@@ -505,7 +567,7 @@ n_jobs
         out = np.zeros((n, 1))
         with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs), \
                 compile_notice(_pair_kernel):
-            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), out)
+            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), 0, out)
         d += out[:, 0]
     return check_finite_kernel(d, "rntk_diag", _settings(
         n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,

@@ -19,6 +19,7 @@ from ._validation import (
     finite_square,
     store_init_params,
     validate_fit_data,
+    validate_fit_series,
     validate_predict_data,
 )
 
@@ -26,4 +27,4 @@ __all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_th
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
            "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
-           "validate_fit_data", "validate_predict_data"]
+           "validate_fit_data", "validate_fit_series", "validate_predict_data"]

@@ -20,7 +20,7 @@ from sklearn.utils.validation import (
 from ._sequences import as_sequences
 
 __all__ = ["check_int", "check_n_jobs", "check_nonnegative", "validate_fit_data",
-           "validate_predict_data"]
+           "validate_fit_series", "validate_predict_data"]
 
 
 def check_int(value, name, minimum=1):
@@ -197,6 +197,39 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
     return xs, y
 
 
+def validate_fit_series(est, X):
+    """Validate training series without targets (a transformer's ``fit``).
+
+    Sets ``n_channels_in_`` on ``est``; for a 2-D array input, ``validate_data`` also
+    sets ``n_features_in_`` (and ``feature_names_in_``), for other layouts stale ones
+    are removed.
+
+    Parameters
+    ----------
+    est : estimator
+        The estimator being fitted (receives the ``*_in_`` attributes).
+    X : array-like or list of arrays
+        Training series, in any layout of :func:`as_sequences`.
+
+    Returns
+    -------
+    xs : list of ndarray of shape (T_i, n_channels)
+        The series.
+    """
+    X = _as_list(X)
+    _check_not_1d(X)
+    _reject_strings(X)
+    if _is_2d_array(X):
+        X = validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
+    else:
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(est, attr):
+                delattr(est, attr)
+    xs = as_sequences(X, "X")
+    est.n_channels_in_ = xs[0].shape[1]
+    return xs
+
+
 def validate_predict_data(est, X):
     """Validate series given to a fitted estimator against what it saw in ``fit``.
 
@@ -336,5 +369,6 @@ def check_memory(n_bytes, what):
     if available is not None and n_bytes > available:
         raise MemoryError(
             f"{what} needs {n_bytes / 2**30:.1f} GiB but only {available / 2**30:.1f} GiB of "
-            "memory is available: compute it in blocks of rows (rntk_kernel(X[i:j], Y)) "
-            "into an array on disk (numpy.memmap), or use fewer series")
+            "memory is available: write it in blocks of rows into an array on disk "
+            "(rntk_kernel(X, out=numpy.memmap(...), block_rows=...)), use low-rank "
+            "features (rntk.RNTKNystroem), or use fewer series")

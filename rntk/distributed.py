@@ -1,0 +1,155 @@
+"""RNTK Gram matrices on a Dask cluster: one task per block of the Gram.
+
+Needs the optional extra ``distributed`` (``pip install "rntk[distributed]"``, which
+installs ``dask[distributed]``); the rest of the package never imports Dask. Every
+worker runs :func:`rntk.rntk_kernel` on its blocks; Numba compiles the engine once per
+machine (the on-disk cache) and each worker process loads it once.
+"""
+
+import sys
+import time
+
+import numpy as np
+
+from ._kernels._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
+from ._kernels._rntk import _check_family, _check_out, _check_params
+from ._kernels._rntk import rntk_kernel as _local_kernel
+from ._utils import as_sequences, check_int, check_n_jobs, check_same_channels
+
+__all__ = ["rntk_kernel"]
+
+
+def _block(xs, ys, rows, cols, kernel):
+    """One task: the Gram of ``xs[rows]`` against ``ys[cols]``.
+
+    ``ys`` None: a diagonal block of a symmetric Gram, computed as one.
+    """
+    x = xs[rows[0]:rows[1]]
+    y = None if ys is None else ys[cols[0]:cols[1]]
+    return _local_kernel(x, y, **kernel)
+
+
+def _blocks(n_x, n_y, size, symmetric):
+    """Return the ``(rows, cols)`` of every task.
+
+    For a symmetric Gram only the blocks on and above the diagonal.
+    """
+    out = []
+    for i0 in range(0, n_x, size):
+        for j0 in range(i0 if symmetric else 0, n_y, size):
+            out.append(((i0, min(i0 + size, n_x)), (j0, min(j0 + size, n_y))))
+    return out
+
+
+def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=False,
+                **kernel):
+    """RNTK Gram matrix computed in blocks, one Dask task per block.
+
+    The Gram is cut into blocks of ``block_size`` x ``block_size`` series; each block
+    is a task computing :func:`rntk.rntk_kernel` on a worker, and the results are
+    assembled, as they complete, into a new array or into ``out`` (a
+    :class:`numpy.memmap` for a Gram larger than the memory). The series are sent to
+    every worker once (``client.scatter``). For ``Y=None`` only the blocks on and above
+    the diagonal are computed. A worker that dies costs the re-run of its tasks (the
+    scheduler reschedules them), not the result.
+
+    Parameters
+    ----------
+    X : array-like or list of arrays
+        Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.
+    Y : same layout as X, default=None
+        Second set; ``None`` computes the symmetric ``K(X, X)``.
+    client : distributed.Client, default=None
+        The cluster to run on. ``None`` starts a local cluster of two worker processes
+        of one thread each (``LocalCluster(processes=True, n_workers=2,
+        threads_per_worker=1)``) for this call and closes it afterwards.
+    block_size : int, default=2000
+        Series per side of a block (a task returns ``block_size ** 2`` doubles, 32 MB
+        at 2000).
+    out : ndarray or numpy.memmap of shape (n_X, n_Y), dtype float64, default=None
+        Where to write the Gram (every entry is overwritten). ``None``: a new array.
+    verbose : bool, default=False
+        Print the count of finished blocks on stderr as they complete.
+    **kernel
+        The RNTK hyperparameters of :func:`rntk.rntk_kernel` (``n_layers``,
+        ``sigma_w``, ..., ``direction``, ``diff``) and ``n_jobs``, the Numba threads of
+        one task (default 1: the cluster's workers are the parallelism).
+
+    Returns
+    -------
+    K : ndarray of shape (n_X, n_Y)
+        The Gram matrix, float64 (``out`` itself when given), equal to
+        ``rntk.rntk_kernel(X, Y, **kernel)``.
+
+    Raises
+    ------
+    rntk.KernelOverflowError
+        When a block overflows float64 (raised by the task).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk.distributed import rntk_kernel
+    >>> X = np.random.default_rng(0).normal(size=(300, 20))
+    >>> K = rntk_kernel(X, block_size=100)  # doctest: +SKIP
+    >>> K.shape  # doctest: +SKIP
+    (300, 300)
+    """
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("rntk.distributed needs Dask's distributed scheduler: "
+                          'pip install "rntk[distributed]" (or "dask[distributed]")') from exc
+    unknown = set(kernel) - set(RNTK_PARAM_NAMES) - {"n_jobs"}
+    if unknown:
+        raise TypeError(f"unknown keyword argument(s) {sorted(unknown)}; the kernel takes "
+                        f"{list(RNTK_PARAM_NAMES) + ['n_jobs']}")
+    kernel = {"n_jobs": 1, **kernel}
+    check_n_jobs(kernel["n_jobs"])
+    # check the hyperparameters here rather than in every task
+    full = {**RNTK_DEFAULTS, **kernel}
+    _check_params(*(full[k] for k in ("n_layers", "sigma_w", "sigma_u", "sigma_b", "sigma_h",
+                                      "sigma_v", "activation", "kind")))
+    _check_family(full["direction"], full["diff"])
+    block_size = check_int(block_size, "block_size")
+    xs = as_sequences(X, "X")
+    symmetric = Y is None
+    ys = xs if symmetric else as_sequences(Y, "Y")
+    check_same_channels(xs, ys)
+    _check_out(out, None, len(xs), len(ys), 1)
+    K = np.zeros((len(xs), len(ys))) if out is None else out
+
+    own = client is None
+    if own:
+        cluster = LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
+                               dashboard_address=":0")
+        client = Client(cluster)
+    try:
+        # random keys: a key hashed from the data could be one a previous call is releasing
+        x_f = client.scatter([xs], broadcast=True, hash=False)[0]
+        y_f = None if symmetric else client.scatter([ys], broadcast=True, hash=False)[0]
+        futures = {}
+        for rows, cols in _blocks(len(xs), len(ys), block_size, symmetric):
+            diagonal = symmetric and rows == cols
+            fut = client.submit(_block, x_f, None if diagonal else (y_f or x_f), rows, cols,
+                                kernel, pure=False)
+            futures[fut] = (rows, cols)
+        start, done = time.perf_counter(), 0
+        for fut, block in as_completed(list(futures), with_results=True):
+            (i0, i1), (j0, j1) = futures.pop(fut)
+            if not isinstance(block, np.ndarray):  # a cancelled task yields its error
+                fut.result()
+                raise RuntimeError(f"block {(i0, i1)} x {(j0, j1)} returned {block!r}")
+            K[i0:i1, j0:j1] = block
+            if symmetric and i0 != j0:
+                K[j0:j1, i0:i1] = block.T
+            done += 1
+            if verbose:
+                print(f"rntk.distributed: {done}/{done + len(futures)} blocks, "
+                      f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+            del fut
+    finally:
+        if own:
+            client.close()
+            cluster.close()
+    return K
