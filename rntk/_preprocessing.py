@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._utils import DOC, as_sequences, fill_doc, unit_norm
-from ._utils._validation import _as_list, _check_not_1d, _is_2d_array, _reject_strings
+from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
+from ._utils._validation import _as_list
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from typing import Self
@@ -21,12 +20,10 @@ __all__ = ["SeriesScaler"]
 
 
 def _as_array_like(X):
-    """Return lists as lists, other array-likes as arrays; refuse bad layouts."""
+    """Return lists as lists, other array-likes as arrays (the output keeps the layout)."""
     X = _as_list(X)
     if not isinstance(X, (list, tuple)) and not hasattr(X, "shape") and hasattr(X, "__array__"):
         X = np.asarray(X)
-    _check_not_1d(X)
-    _reject_strings(X)
     return X
 
 
@@ -81,10 +78,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
             This transformer.
         """
         self._validate_params()
-        X = _as_array_like(X)
-        if _is_2d_array(X):
-            X = validate_data(self, X, dtype=np.float64, ensure_all_finite="allow-nan")
-        self.n_channels_in_ = as_sequences(X, "X")[0].shape[1]
+        validate_fit_series(self, _as_array_like(X))
         return self
 
     def transform(self, X: Sequences) -> np.ndarray | list:
@@ -100,15 +94,8 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
             n_timesteps, n_channels)`` otherwise; series of different lengths as a list
             of ``(T_i, n_channels)`` arrays (trailing NaN padding removed).
         """
-        check_is_fitted(self)
         X = _as_array_like(X)
-        if _is_2d_array(X):  # names and values checked; the number of steps may differ
-            X = validate_data(self, X, reset=False, ensure_2d=False, dtype=np.float64,
-                              ensure_all_finite="allow-nan")
-        seqs = as_sequences(X, "X")
-        if seqs[0].shape[1] != self.n_channels_in_:
-            raise ValueError(f"X has {seqs[0].shape[1]} channel(s) per time step, but "
-                             f"SeriesScaler was fitted on {self.n_channels_in_}")
+        seqs = validate_predict_data(self, X)  # the number of steps may differ from fit
         if self.method == "unit":
             out = unit_norm(seqs)
         else:
