@@ -2,6 +2,7 @@
 
 import numbers
 import warnings
+from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import (
@@ -12,6 +13,7 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from threadpoolctl import ThreadpoolController
 
 from ._kernels import rntk_diag, rntk_kernel
 from ._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
@@ -28,6 +30,24 @@ from ._utils import (
 __all__ = ["RNTKNystroem"]
 
 _BATCH_VALUES = 2**23  # kernel values per batch of transform when batch_size is None (64 MB)
+# After Numba's OpenMP threads have run, small BLAS calls on several threads can be 10-100x
+# slower than on one (the thread pools compete for the cores): the eigendecomposition of
+# W up to this many landmarks, and the projection of a batch below _SERIAL_PROJECTION,
+# run on one BLAS thread.
+_SERIAL_EIGH = 500
+_SERIAL_PROJECTION = 256
+
+
+_CONTROLLER = []  # one ThreadpoolController, made on first use (it scans the libraries)
+
+
+def _one_blas_thread(serial):
+    """Context limiting BLAS to one thread when ``serial`` (it applies when made)."""
+    if not serial:
+        return nullcontext()
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 @fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
@@ -134,7 +154,8 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                  normalize=True, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                  sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                  sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                 direction=_D["direction"], diff=_D["diff"], n_jobs=None, batch_size=None):
+                 direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                 readout_stride=_D["readout_stride"], n_jobs=None, batch_size=None):
         store_init_params(self, locals())
 
     # -- fitting -----------------------------------------------------------------------
@@ -186,7 +207,8 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.n_components_ = m
         W = self._kernel(self.components_)
         # pseudo-inverse square root: eigenvalues at rounding level are dropped
-        w, V = np.linalg.eigh(W)
+        with _one_blas_thread(m <= _SERIAL_EIGH):
+            w, V = np.linalg.eigh(W)
         keep = w > max(w.max(), 0.0) * m * np.finfo(np.float64).eps
         scale = np.zeros_like(w)
         scale[keep] = 1.0 / np.sqrt(w[keep])
@@ -228,23 +250,34 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             training Gram.
         """
         xs, C, W = self._fit(X)
+        m = self.n_components_
         if C is not None:  # the rows of k-means++
-            return C @ self.normalization_
-        return self._features(xs, np.diag(W))
+            with _one_blas_thread(m < _SERIAL_PROJECTION):
+                return C @ self.normalization_
+        out = np.empty((len(xs), m))
+        # the landmarks' rows of the kernel are those of W (with their self-pairs): only
+        # the other series need their kernel against the landmarks
+        with _one_blas_thread(m < _SERIAL_PROJECTION):
+            out[self.component_indices_] = W @ self.normalization_
+        rest = np.ones(len(xs), dtype=bool)
+        rest[self.component_indices_] = False
+        return self._features(xs, np.flatnonzero(rest), out)
 
     # -- features ----------------------------------------------------------------------
-    def _features(self, xs, self_pairs=None):
-        """``k(x) W^{-1/2}``, batch by batch; ``self_pairs``: xs is the training set."""
+    def _features(self, xs, rows=None, out=None):
+        """``k(x) W^{-1/2}`` for ``xs[rows]`` (default all), batch by batch, into ``out``."""
         m = self.n_components_
         step = self.batch_size or max(1, _BATCH_VALUES // m)
-        out = np.empty((len(xs), m))
-        for i in range(0, len(xs), step):
-            C = self._kernel(xs[i:i + step], self.components_)
-            if self_pairs is not None:  # a landmark with itself, as in the training Gram
-                k = np.flatnonzero((self.component_indices_ >= i)
-                                   & (self.component_indices_ < i + step))
-                C[self.component_indices_[k] - i, k] = self_pairs[k]
-            out[i:i + step] = C @ self.normalization_
+        rows = np.arange(len(xs)) if rows is None else rows
+        out = np.empty((len(xs), m)) if out is None else out
+        for i in range(0, len(rows), step):
+            r = rows[i:i + step]
+            C = self._kernel([xs[j] for j in r], self.components_)
+            with _one_blas_thread(m < _SERIAL_PROJECTION):
+                if r[-1] - r[0] == len(r) - 1:  # consecutive rows: no temporary
+                    np.matmul(C, self.normalization_, out=out[r[0]:r[-1] + 1])
+                else:
+                    out[r] = C @ self.normalization_
         return out
 
     def transform(self, X):

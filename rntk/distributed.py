@@ -14,9 +14,13 @@ import numpy as np
 from ._kernels._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
 from ._kernels._rntk import _check_family, _check_out, _check_params
 from ._kernels._rntk import rntk_kernel as _local_kernel
-from ._utils import as_sequences, check_int, check_n_jobs, check_same_channels
+from ._utils import DOC, as_sequences, check_int, check_n_jobs, check_same_channels, fill_doc
 
 __all__ = ["rntk_kernel"]
+
+_MAX_BLOCK = 2000  # series per side of a block: 32 MB of float64 results
+_MIN_BLOCK = 200
+_TASKS_PER_WORKER = 8
 
 
 def _block(xs, ys, rows, cols, kernel):
@@ -30,18 +34,46 @@ def _block(xs, ys, rows, cols, kernel):
 
 
 def _blocks(n_x, n_y, size, symmetric):
-    """Return the ``(rows, cols)`` of every task.
+    """Return the ``(rows, cols)`` of every task, the largest first.
 
-    For a symmetric Gram only the blocks on and above the diagonal.
+    For a symmetric Gram only the blocks on and above the diagonal; a diagonal block
+    computes half its pairs, so it comes after the full ones of the same size (the small
+    tasks at the end fill the workers' last gaps).
     """
     out = []
     for i0 in range(0, n_x, size):
         for j0 in range(i0 if symmetric else 0, n_y, size):
             out.append(((i0, min(i0 + size, n_x)), (j0, min(j0 + size, n_y))))
-    return out
+    return sorted(out, key=lambda b: -_work(b, symmetric))
 
 
-def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=False,
+def _work(block, symmetric):
+    """Pairs computed by a block."""
+    (i0, i1), (j0, j1) = block
+    if symmetric and i0 == j0:
+        return (i1 - i0) * (i1 - i0 + 1) // 2
+    return (i1 - i0) * (j1 - j0)
+
+
+def _auto_block_size(n_x, n_y, symmetric, n_workers):
+    """Largest block size (at most 2000) giving every worker about 8 tasks.
+
+    Fewer, larger tasks cost less scheduling, but with only a few per worker the last
+    ones leave workers idle (2 workers, 6000 series of 150 steps, a 2-core machine:
+    6 blocks of 2000 ran at 1.36-1.38x the speed of one worker, 21 blocks of about 1000
+    at 1.5-1.8x; ``benchmarks/bench_scale.py --probe``).
+    """
+    size = max(1, min(_MAX_BLOCK, n_x, n_y))
+    while size > _MIN_BLOCK:
+        k_x, k_y = -(-n_x // size), -(-n_y // size)
+        if (k_x * (k_x + 1) // 2 if symmetric else k_x * k_y) >= _TASKS_PER_WORKER * n_workers:
+            break
+        size = max(_MIN_BLOCK, size * 4 // 5)
+    return size
+
+
+@fill_doc(**DOC)
+def rntk_kernel(X, Y=None, *, client=None, block_size=None, out=None, verbose=False,
                 **kernel):
     """RNTK Gram matrix computed in blocks, one Dask task per block.
 
@@ -55,17 +87,16 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=Fa
 
     Parameters
     ----------
-    X : array-like or list of arrays
-        Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.
-    Y : same layout as X, default=None
-        Second set; ``None`` computes the symmetric ``K(X, X)``.
+    {XY_sets}
     client : distributed.Client, default=None
         The cluster to run on. ``None`` starts a local cluster of two worker processes
         of one thread each (``LocalCluster(processes=True, n_workers=2,
         threads_per_worker=1)``) for this call and closes it afterwards.
-    block_size : int, default=2000
+    block_size : int, default=None
         Series per side of a block (a task returns ``block_size ** 2`` doubles, 32 MB
-        at 2000).
+        at 2000). ``None``: the largest size up to 2000 (down to 200) that gives each
+        worker thread of the cluster at least 8 tasks, so that the last tasks balance
+        the load. The largest blocks are submitted first.
     out : ndarray or numpy.memmap of shape (n_X, n_Y), dtype float64, default=None
         Where to write the Gram (every entry is overwritten). ``None``: a new array.
     verbose : bool, default=False
@@ -111,7 +142,8 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=Fa
     _check_params(*(full[k] for k in ("n_layers", "sigma_w", "sigma_u", "sigma_b", "sigma_h",
                                       "sigma_v", "activation", "kind")))
     _check_family(full["direction"], full["diff"])
-    block_size = check_int(block_size, "block_size")
+    if block_size is not None:
+        block_size = check_int(block_size, "block_size")
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
@@ -124,15 +156,20 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=Fa
         cluster = LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
                                dashboard_address=":0")
         client = Client(cluster)
+    futures = {}
     try:
         # random keys: a key hashed from the data could be one a previous call is releasing
         x_f = client.scatter([xs], broadcast=True, hash=False)[0]
         y_f = None if symmetric else client.scatter([ys], broadcast=True, hash=False)[0]
-        futures = {}
-        for rows, cols in _blocks(len(xs), len(ys), block_size, symmetric):
+        if block_size is None:
+            block_size = _auto_block_size(len(xs), len(ys), symmetric,
+                                          max(1, sum(client.nthreads().values())))
+        blocks = _blocks(len(xs), len(ys), block_size, symmetric)
+        for k, (rows, cols) in enumerate(blocks):
             diagonal = symmetric and rows == cols
+            # priorities in the order of the list: the largest blocks run first
             fut = client.submit(_block, x_f, None if diagonal else (y_f or x_f), rows, cols,
-                                kernel, pure=False)
+                                kernel, pure=False, priority=len(blocks) - k)
             futures[fut] = (rows, cols)
         start, done = time.perf_counter(), 0
         for fut, block in as_completed(list(futures), with_results=True):
@@ -149,6 +186,9 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=2000, out=None, verbose=Fa
                       f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
             del fut
     finally:
+        if futures:  # an error or an interrupt: cancel the blocks not collected, so that
+            # they do not keep the workers busy after the call (their results are lost)
+            client.cancel(list(futures))
         if own:
             client.close()
             cluster.close()
