@@ -1,0 +1,234 @@
+"""The fused CUDA engine against the CPU engine, on numba's CUDA simulator (or a GPU).
+
+numba.cuda picks the simulator when it is first imported, from
+``numba.config.ENABLE_CUDASIM`` (which ``NUMBA_ENABLE_CUDASIM`` sets): the flag is set
+here just before that import and restored after, so the rest of the suite is unaffected.
+If numba.cuda was imported before (a real GPU target), the tests run on the GPU when
+one is usable and are skipped otherwise. Without numba-cuda the module is skipped.
+"""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("numba_cuda") is None:
+    pytest.skip("numba-cuda is not installed (extra 'cuda')", allow_module_level=True)
+
+import numba  # noqa: E402
+
+if "numba.cuda" not in sys.modules:
+    _previous = numba.config.ENABLE_CUDASIM
+    numba.config.ENABLE_CUDASIM = 1
+    try:
+        from numba import cuda
+    finally:
+        numba.config.ENABLE_CUDASIM = _previous
+else:
+    from numba import cuda
+
+if not cuda.is_available():
+    pytest.skip("numba.cuda was imported for a GPU, and none is usable",
+                allow_module_level=True)
+
+from rntk import KernelOverflowError, rntk_kernel  # noqa: E402
+from rntk._kernels import _cuda  # noqa: E402
+from rntk._kernels._cuda import (  # noqa: E402
+    cuda_available,
+    rntk_kernel_cuda,
+    rntk_kernel_cuda_batched,
+)
+from rntk._kernels._params import DIRECTIONS  # noqa: E402
+from rntk._kernels._rntk import network_inputs  # noqa: E402
+
+
+def _data(seed=0, lengths=(3, 5, 1, 4), m=2):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=(t, m)) / np.sqrt(t) for t in lengths]
+
+
+X = _data(0)
+Y = _data(1, (2, 6, 4))
+
+
+def _close(got, want, rtol):
+    want = np.asarray(want)
+    assert got.shape == want.shape
+    err = np.max(np.abs(got - want)) / np.max(np.abs(want))
+    assert err <= rtol, f"max relative difference {err:.3g} > {rtol:g}"
+
+
+CONFIGS = [
+    dict(),
+    dict(kind="nngp", n_layers=2, sigma_h=0.7, sigma_b=0.2),
+    dict(activation="erf", n_layers=2, sigma_h=0.5, sigma_w=[1.2, 0.9], sigma_u=[1.0, 1.5]),
+    dict(activation="erf", kind="nngp", sigma_b=0.3),
+    dict(activation="linear", sigma_h=0.4, sigma_w=0.9),
+    dict(activation="linear", kind="nngp", n_layers=2),
+    dict(direction="backward", diff=True, sigma_h=0.3),
+    dict(direction="bidirectional", n_layers=2, activation="erf", sigma_b=0.1),
+]
+
+
+@pytest.mark.parametrize("params", CONFIGS, ids=lambda p: ",".join(f"{k}={v}" for k, v in
+                                                                   p.items()) or "default")
+@pytest.mark.parametrize("symmetric", [True, False], ids=["XX", "XY"])
+def test_float64_matches_cpu_engine(params, symmetric):
+    Yv = None if symmetric else Y
+    K = rntk_kernel_cuda(X, Yv, **params)
+    assert K.dtype == np.float64
+    _close(K, rntk_kernel(X, Yv, **params), 1e-12)
+    if symmetric:
+        np.testing.assert_array_equal(K, K.T)
+
+
+@pytest.mark.parametrize("params", [CONFIGS[0], CONFIGS[2], CONFIGS[5]])
+def test_float32_matches_cpu_engine(params):
+    for Yv in (None, Y):
+        K = rntk_kernel_cuda(X, Yv, dtype=np.float32, **params)
+        assert K.dtype == np.float32
+        _close(K, rntk_kernel(X, Yv, **params), 1e-5)
+
+
+def _mean_readout_reference(X, Y, stride, direction="forward", diff=False, **params):
+    """The mean readout from its definition: the mean of the last-step kernel of prefixes.
+
+    Each RNN of the network (forward, backward) reads out its own steps, so the prefixes
+    are those of the series it reads (``network_inputs``); ``sigma_h``'s "sample with
+    itself" term only pairs a series' prefix with the same prefix.
+    """
+    total = 0.0
+    for reverse in DIRECTIONS[direction]:
+        xs = network_inputs([np.asarray(x, float) for x in X], reverse, diff)
+        ys = xs if Y is None else network_inputs([np.asarray(y, float) for y in Y],
+                                                 reverse, diff)
+        K = np.zeros((len(xs), len(ys)))
+        for i, x in enumerate(xs):
+            px = [x[:t] for t in range(len(x), 0, -stride)]
+            for j, y in enumerate(ys):
+                if Y is None and i == j:
+                    G = rntk_kernel(px, **params)
+                else:
+                    G = rntk_kernel(px, [y[:t] for t in range(len(y), 0, -stride)], **params)
+                K[i, j] = G.mean()
+        total = total + K
+    return total
+
+
+READOUT_CONFIGS = [
+    (1, dict()),
+    (2, dict(sigma_h=0.5, n_layers=2)),
+    (1, dict(activation="erf", kind="nngp", sigma_h=0.3)),
+    (2, dict(direction="bidirectional", diff=True, activation="linear")),
+]
+
+
+@pytest.mark.parametrize("stride,params", READOUT_CONFIGS)
+@pytest.mark.parametrize("symmetric", [True, False], ids=["XX", "XY"])
+def test_mean_readout(stride, params, symmetric):
+    Yv = None if symmetric else Y
+    K = rntk_kernel_cuda(X, Yv, readout="mean", readout_stride=stride, **params)
+    _close(K, _mean_readout_reference(X, Yv, stride, **params), 1e-12)
+    _close(K, rntk_kernel(X, Yv, readout="mean", readout_stride=stride, **params), 1e-12)
+
+
+def test_mean_readout_stride_ignored_by_last():
+    np.testing.assert_array_equal(rntk_kernel_cuda(X, readout_stride=3), rntk_kernel_cuda(X))
+
+
+def test_batched_equals_separate():
+    settings = [
+        dict(),
+        dict(sigma_w=1.3, sigma_b=0.2, sigma_h=0.1),
+        dict(sigma_v=2.0),  # shares the per-series factors of the default
+        dict(kind="nngp"),
+        dict(activation="erf", n_layers=2, sigma_u=[1.0, 0.7]),
+        dict(activation="linear", sigma_h=1.0),
+        dict(direction="bidirectional"),  # another data layout: a second launch
+        dict(readout="mean", readout_stride=2),
+    ]
+    for Yv in (None, Y):
+        K = rntk_kernel_cuda_batched(X, Yv, settings, sigma_u=1.1)
+        assert K.shape == (len(settings), len(X), len(X if Yv is None else Yv))
+        for k, s in enumerate(settings):
+            np.testing.assert_array_equal(K[k], rntk_kernel_cuda(X, Yv, **{"sigma_u": 1.1,
+                                                                         **s}))
+    K32 = rntk_kernel_cuda_batched(X, None, settings[:3], dtype=np.float32)
+    assert K32.dtype == np.float32
+    _close(K32[1], rntk_kernel(X, **settings[1]), 1e-5)
+
+
+def test_layouts_and_univariate():
+    rng = np.random.default_rng(3)
+    U = rng.normal(size=(3, 5))  # (n, T) univariate array
+    _close(rntk_kernel_cuda(U), rntk_kernel(U), 1e-12)
+    _close(rntk_kernel_cuda(U, block=(2, 1)), rntk_kernel(U), 1e-12)
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="n_layers <= 4"):
+        rntk_kernel_cuda(X, n_layers=5)
+    with pytest.raises(ValueError, match="dtype"):
+        rntk_kernel_cuda(X, dtype=np.int32)
+    with pytest.raises(ValueError, match="readout"):
+        rntk_kernel_cuda(X, readout="max")
+    with pytest.raises(ValueError, match="readout_stride"):
+        rntk_kernel_cuda(X, readout="mean", readout_stride=0)
+    with pytest.raises(ValueError, match="unknown kernel parameter"):
+        rntk_kernel_cuda_batched(X, None, [dict(sigma_x=1.0)])
+    with pytest.raises(ValueError, match="empty"):
+        rntk_kernel_cuda_batched(X, None, [])
+    with pytest.raises(ValueError, match="activation"):
+        rntk_kernel_cuda_batched(X, None, [dict(), dict(activation="tanh")])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_overflow_is_reported():
+    with pytest.raises(KernelOverflowError, match="rntk_kernel_cuda"):
+        rntk_kernel_cuda(X, sigma_w=1e12, dtype=np.float32)
+
+
+def test_missing_package_error(monkeypatch):
+    monkeypatch.setattr(_cuda, "_NUMBA_CUDA", "no_such_numba_cuda_package")
+    with pytest.raises(ImportError, match=r"pip install 'rntk\[cuda\]'"):
+        rntk_kernel_cuda(X)
+    assert not cuda_available()
+
+
+def test_no_gpu_error(monkeypatch):
+    monkeypatch.setattr(cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="no usable CUDA GPU"):
+        rntk_kernel_cuda(X)
+    assert not cuda_available()
+    assert cuda_available() is False
+
+
+def test_import_is_cuda_free():
+    code = ("import sys, rntk, rntk._kernels._cuda; "
+            "assert 'numba.cuda' not in sys.modules, 'numba.cuda imported'")
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+
+
+def test_benchmark_smoke(tmp_path):
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_gpu.py"
+    spec = importlib.util.spec_from_file_location("bench_gpu", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    result = bench.main(["--smoke", "--out", str(tmp_path)])
+    assert result["agreement"]["float64"]["max_rel_diff"] < 1e-12
+    assert (tmp_path / "bench_gpu.json").exists() and (tmp_path / "bench_gpu.csv").exists()
+
+
+def test_rntk_kernel_device_cuda_routes_to_the_fused_engine():
+    params = dict(direction="bidirectional", diff=True, readout="mean", readout_stride=2)
+    K = rntk_kernel(X, Y, device="cuda", **params)
+    _close(K, rntk_kernel(X, Y, **params), 1e-12)
+    out = np.zeros(K.shape)
+    assert rntk_kernel(X, Y, device="cuda", out=out, **params) is out
+    np.testing.assert_array_equal(out, K)
+    with pytest.raises(ValueError, match="device"):
+        rntk_kernel(X, device="tpu")
