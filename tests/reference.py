@@ -125,12 +125,32 @@ def rntk_gram(X, Y=None, **params):
     return np.array([[rntk_pair(a, b, **params) for b in Y] for a in X])
 
 
-def family_gram(X, Y=None, *, direction="forward", diff=False, **params):
+def mean_readout_gram(X, Y=None, stride=1, **params):
+    """The mean readout by its definition: f(x) averages the readouts at the steps
+    T, T - s, ... with the same readout weights, so its kernel is the mean, over the
+    pairs of readout steps, of the last-step kernel of the two prefixes. Two prefixes
+    are one sample paired with itself only when they are the same prefix of the same
+    series (the initial state of a series is shared, but the chains of two different
+    prefixes never start from it together)."""
+    sym = Y is None
+    Y = X if sym else Y
+    K = np.zeros((len(X), len(Y)))
+    for i, a in enumerate(X):
+        for j, b in enumerate(Y):
+            K[i, j] = np.mean([rntk_pair(a[:t], b[:u], same=sym and i == j and t == u, **params)
+                               for t in range(len(a), 0, -stride)
+                               for u in range(len(b), 0, -stride)])
+    return K
+
+
+def family_gram(X, Y=None, *, direction="forward", diff=False, readout="last",
+                readout_stride=1, **params):
     """The RNTK family by definition: transform the inputs, add the kernels of the RNNs.
 
     ``diff`` appends x_t - x_{t-1} (0 at t = 1) to every step; a backward RNN reads the
     series reversed; a bidirectional network holds a forward and a backward RNN with
-    independent weights and sums their readouts, so its kernel is the sum.
+    independent weights and sums their readouts, so its kernel is the sum. With
+    ``readout="mean"`` each RNN's readout is the mean over its readout steps.
     """
     def transform(S, reverse):
         out = []
@@ -145,5 +165,8 @@ def family_gram(X, Y=None, *, direction="forward", diff=False, **params):
         return out
 
     readers = {"forward": [False], "backward": [True], "bidirectional": [False, True]}
+    if readout == "mean":
+        return sum(mean_readout_gram(transform(X, r), None if Y is None else transform(Y, r),
+                                     readout_stride, **params) for r in readers[direction])
     return sum(rntk_gram(transform(X, r), None if Y is None else transform(Y, r), **params)
                for r in readers[direction])

@@ -94,3 +94,143 @@ def test_family_network_forward_and_generic_ntk_agree():
                                rtol=1e-10)
     with pytest.raises(ValueError, match="direction"):
         RNTKNetwork(1, 4, direction="sideways")
+
+
+# --- the mean readout -------------------------------------------------------------------
+@pytest.mark.parametrize("direction, diff, activation, n_layers, stride", [
+    ("forward", False, "relu", 1, 1), ("forward", True, "erf", 2, 2),
+    ("backward", False, "relu", 2, 3), ("bidirectional", True, "relu", 1, 2),
+    ("forward", False, "linear", 1, 1),
+])
+@pytest.mark.parametrize("kind", ["ntk", "nngp"])
+def test_mean_readout_matches_reference(rng, direction, diff, activation, n_layers, stride,
+                                        kind):
+    X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
+    Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
+    params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
+                  sigma_w=1.3, direction=direction, diff=diff, kind=kind, readout="mean",
+                  readout_stride=stride)
+    K = rntk_kernel(X, **params)
+    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
+    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
+                               rtol=1e-10)
+    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
+    np.testing.assert_array_equal(K, K.T)
+    assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()
+
+
+def test_mean_readout_limits(rng):
+    X = [rng.normal(size=t) for t in (5, 9, 6)]
+    Y = [rng.normal(size=t) for t in (7, 2)]
+    # one readout per series (stride >= the longest series): the last-step kernel
+    np.testing.assert_allclose(rntk_kernel(X, Y, readout="mean", readout_stride=9),
+                               rntk_kernel(X, Y), rtol=1e-13)
+    # the stride is ignored by the last-step readout
+    np.testing.assert_array_equal(rntk_kernel(X, readout_stride=3), rntk_kernel(X))
+    # a series of constant steps: every readout pair sees shifted copies of the same
+    # input, so the mean kernel differs from the last-step one
+    assert not np.allclose(rntk_kernel(X, readout="mean"), rntk_kernel(X))
+
+
+def test_mean_readout_options_are_validated(rng):
+    X = rng.normal(size=(3, 5))
+    with pytest.raises(ValueError, match="readout"):
+        rntk_kernel(X, readout="max")
+    with pytest.raises(ValueError, match="readout_stride"):
+        rntk_kernel(X, readout="mean", readout_stride=0)
+    with pytest.raises(ValueError, match="readout_stride"):
+        rntk_kernel(X, readout="mean", readout_stride=1.5)
+    with pytest.raises(ValueError, match="readout"):
+        RNTKClassifierCV(readout="max").fit(X, [0, 1, 0])
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_mean_readout_torch_equals_numba(rng, stride):
+    pytest.importorskip("torch")
+    from rntk.nn import rntk_kernel_torch
+
+    X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
+    Y = [rng.normal(size=(t, 2)) for t in (6, 3, 4, 2)]
+    params = dict(n_layers=2, activation="erf", sigma_b=0.3, sigma_h=0.4, diff=True,
+                  direction="bidirectional", readout="mean", readout_stride=stride)
+    np.testing.assert_allclose(rntk_kernel_torch(X, **params).numpy(),
+                               rntk_kernel(X, **params), rtol=1e-12)
+    np.testing.assert_allclose(rntk_kernel_torch(X, Y, **params).numpy(),
+                               rntk_kernel(X, Y, **params), rtol=1e-12)
+    np.testing.assert_allclose(rntk_kernel_torch(X, Y, paired=True, **params).numpy(),
+                               np.diag(rntk_kernel(X, Y, **params)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("direction, activation, stride", [
+    ("forward", "relu", 1), ("bidirectional", "erf", 2),
+])
+def test_empirical_ntk_of_mean_readout_networks_converges(direction, activation, stride):
+    """Wide networks whose readout averages the hidden states tend to the mean kernel."""
+    torch = pytest.importorskip("torch")
+    from rntk.nn import RNTKNetwork
+
+    rng = np.random.default_rng(5)
+    X = [rng.standard_normal(T) for T in (3, 6, 4)]
+    params = dict(activation=activation, sigma_h=0.3, sigma_b=0.2, readout="mean",
+                  readout_stride=stride, sigma_w=2**0.5 if activation == "relu" else 1.2)
+    K = rntk_kernel(X, direction=direction, **params)
+    assert not np.allclose(K, rntk_kernel(X, direction=direction,
+                                          **{**params, "readout": "last"}), rtol=0.05)
+    errors = []
+    for width in (100, 2000):
+        Ks = []
+        for seed in range(3):
+            torch.manual_seed(10 * width + seed)
+            net = RNTKNetwork(1, width, direction=direction, **params).double()
+            Ks.append(net.ntk(X, seed=seed))
+        errors.append(np.mean([np.linalg.norm(k - K) / np.linalg.norm(K) for k in Ks]))
+        averaged = np.linalg.norm(np.mean(Ks, axis=0) - K) / np.linalg.norm(K)
+    assert averaged < 0.10
+    assert errors[1] < 0.6 * errors[0]
+
+
+def test_mean_readout_network_forward_and_generic_ntk_agree():
+    torch = pytest.importorskip("torch")
+    from rntk.nn import ElmanRNN, empirical_ntk
+
+    torch.manual_seed(0)
+    net = ElmanRNN(2, 8, readout="mean", readout_stride=2).double()
+    X = [torch.randn(4, 2, dtype=torch.float64), torch.randn(7, 2, dtype=torch.float64)]
+    # the readout by hand: steps T, T - 2, ... of each series
+    with torch.no_grad():
+        h = [torch.stack([_hidden(net, x)[t] for t in range(len(x) - 1, -1, -2)]).mean(0)
+             for x in X]
+        expected = torch.stack([net.sigma_v / 8**0.5 * hx @ net.V.T for hx in h])
+        np.testing.assert_allclose(net(X).numpy(), expected.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(net.ntk(X, seed=None), empirical_ntk(net, X, seed=None),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="readout"):
+        ElmanRNN(1, 4, readout="max")
+
+
+def _hidden(net, x):
+    """The hidden states of a one-layer ElmanRNN over one series, by hand."""
+    import torch
+
+    h = torch.zeros(net.hidden_size, dtype=x.dtype)
+    out = []
+    for t in range(len(x)):
+        g = (net.sigma_w[0] / net.hidden_size**0.5 * net.W[0] @ h
+             + net.sigma_u[0] / x.shape[1]**0.5 * net.U[0] @ x[t] + net.sigma_b[0] * net.b[0])
+        h = torch.relu(g)
+        out.append(h)
+    return out
+
+
+def test_rms_normalisation_scales_each_step(rng):
+    from rntk import RNTKClassifier
+
+    X = [rng.normal(size=t) * s for t, s in ((5, 3.0), (9, 0.1), (6, 1.0), (7, 20.0))]
+    y = [0, 1, 0, 1]
+    clf = RNTKClassifier(normalize="rms", readout="mean", model="ridge").fit(X, y)
+    scaled = [x / np.sqrt(np.mean(x**2)) for x in X]  # unit root-mean-square
+    # (univariate pairs start at correlation +-1, where rounding is amplified: 1e-8)
+    np.testing.assert_allclose(clf._gram(clf.X_fit_), rntk_kernel(scaled, readout="mean"),
+                               rtol=1e-8)
+    with pytest.raises(ValueError, match="normalize"):
+        RNTKClassifier(normalize="z").fit(X, y)

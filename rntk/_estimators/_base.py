@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
-from .._utils import DOC, fill_doc, unit_norm, validate_fit_data, validate_predict_data
+from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -25,7 +25,7 @@ class PrecomputedSequenceEstimator(BaseEstimator):
     Subclasses define ``_gram(xs, ys=None)`` (lists of ``(T_i, m)`` arrays to a Gram
     matrix), ``_make_inner()`` (an unfitted scikit-learn estimator with
     ``kernel="precomputed"``) and, if they have a ``normalize`` parameter, get the
-    unit-norm scaling for free. ``_fit_gram`` fits from an already computed Gram
+    per-series scaling for free. ``_fit_gram`` fits from an already computed Gram
     (used by the CV estimators); ``_predict_columns`` may restrict the training
     samples a prediction needs (the support vectors of an SVC). An estimator with
     its own target layout passes ``check_targets`` to ``_validate_fit``, and one
@@ -43,7 +43,7 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return self._prepare(validate_predict_data(self, X))
 
     def _prepare(self, xs):
-        return unit_norm(xs) if getattr(self, "normalize", False) else xs
+        return normalize_series(xs, getattr(self, "normalize", False))
 
     # -- fitting and prediction ------------------------------------------------------
     def _fit_gram(self, xs, K, y, sample_weight=None):
@@ -101,4 +101,5 @@ class RNTKKernelMixin:
         return {name: getattr(self, name) for name in RNTK_PARAM_NAMES}
 
     def _gram(self, xs, ys=None):
-        return rntk_kernel(xs, ys, n_jobs=self.n_jobs, **self._kernel_params())
+        return rntk_kernel(xs, ys, n_jobs=self.n_jobs, device=getattr(self, "device", "cpu"),
+                           **self._kernel_params())

@@ -57,6 +57,8 @@ n_jobs : int, default=None
     Numba threads for each kernel evaluation, and threads for the fold fits
     (libsvm and the ridge solves release the GIL; ``None`` means one, ``-1`` all
     cores).
+device : {{"cpu", "cuda"}}, default="cpu"
+    Where the Grams are computed, as in :func:`rntk.rntk_kernel`.
 verbose : int, default=0
     ``1``: progress about every 10% of the kernel settings (settings done /
     total, elapsed time, ETA, best score so far); ``2``: after every setting.
@@ -92,10 +94,11 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 8 kernel settings (the bidirectional 2-layer "
-             "RNTK, ``diff`` off or on, 4 values of ``sigma_b``) x 9 relative ridges "
-             "``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 "
-             "kernel settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` 3 kernel settings (the bidirectional 2-layer "
+             "RNTK, ``diff`` off or on, ``sigma_b = 2``, unit-norm series; and the "
+             "mean-readout RNTK, up to 128 readouts per series, RMS-scaled series) x 9 "
+             "relative ridges ``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the "
+             "paper's 900 kernel settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
@@ -128,8 +131,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         Class weights of the SVC (``protocol="paper"``).
     alpha : float, default=1e-3
         Relative ridge used when ``alpha`` is not in the grid (``protocol="loo"``).
-    normalize : bool, default=True
-        Scale each series to unit Euclidean norm (as the paper does).
+    normalize : bool or {"norm", "rms"}, default=True
+        Scale of each series, as in :class:`RNTKClassifier`, when ``normalize`` is
+        not in the grid.
     {tail}
 
     See Also
@@ -146,8 +150,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> sorted(clf.best_params_)
-    ['alpha', 'diff', 'direction', 'n_layers', 'sigma_b']
+    >>> len(clf.cv_results_["params"])  # 3 kernel settings x 9 ridges
+    27
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
@@ -166,8 +170,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], C=1.0, class_weight=None, alpha=1e-3, normalize=True, refit=True,
-                 n_jobs=None, verbose=0, error_score=np.nan):
+                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, refit=True,
+                 n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
     def _base_estimator(self):
@@ -175,9 +180,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         model = "ridge" if self.protocol == "loo" else "svc"
         return RNTKClassifier(model=model, **{k: getattr(self, k) for k in names})
 
-    def _default_grid(self):
+    def _default_grid(self, xs):
         if self.protocol == "loo":
-            return {**_grids.DEFAULT_GRID, "alpha": list(_grids.DEFAULT_ALPHA)}
+            return _grids.default_grid([len(x) for x in xs], _grids.DEFAULT_ALPHA)
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
     def _fold_scorer(self, base):
@@ -257,8 +262,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     {search_doc}
     alpha : float, default=1.0
         Ridge used when ``alpha`` is not in the grid.
-    normalize : bool, default=False
-        Scale each series to unit Euclidean norm.
+    normalize : bool or {"norm", "rms"}, default=False
+        Scale of each series, as in :class:`RNTKRegressor`, when ``normalize`` is not
+        in the grid.
     {tail}
 
     See Also
@@ -290,13 +296,14 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], alpha=1.0, normalize=False, refit=True, n_jobs=None, verbose=0,
+                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 alpha=1.0, normalize=False, refit=True, n_jobs=None, device="cpu", verbose=0,
                  error_score=np.nan):
         store_init_params(self, locals())
 
     _paper_cv = 5
 
-    def _default_grid(self):
+    def _default_grid(self, xs):
         if self.protocol == "loo":
             return {**_grids.DEFAULT_REGRESSION_GRID,
                     "alpha": list(_grids.DEFAULT_REGRESSION_ALPHA)}

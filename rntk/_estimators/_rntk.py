@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
+from .._utils._sequences import NORMALIZATIONS
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier
 
@@ -27,8 +28,9 @@ __all__ = ["RNTKClassifier", "RNTKRegressor"]
 
 _CONSTRAINTS = {
     **RNTK_CONSTRAINTS,
-    "normalize": ["boolean"],
+    "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
     "n_jobs": [numbers.Integral, None],
+    "device": [StrOptions({"cpu", "cuda"})],
 }
 
 
@@ -55,11 +57,13 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     alpha : float, default=1e-3
         Ridge of ``model="ridge"``, > 0, relative to the Gram's scale: the solve uses
         ``alpha * trace(K) / n``.
-    normalize : bool, default=True
-        Scale each series to unit Euclidean norm (over all its steps and channels)
-        before the kernel, as the paper does.
-    n_jobs : int, default=None
-        Numba threads for the kernel (``None``: current setting, ``-1``: all).
+    normalize : bool or {"norm", "rms"}, default=True
+        Scale each series before the kernel. ``True`` or ``"norm"``: to unit
+        Euclidean norm (over all its steps and channels), as the paper does;
+        ``"rms"``: to unit root-mean-square per step (the unit-norm series
+        times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
+        mean-readout settings of the default grid).
+    {n_jobs_device}
 
     Attributes
     ----------
@@ -111,8 +115,9 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], model="svc", C=1.0, class_weight=None, alpha=1e-3,
-                 normalize=True, n_jobs=None):
+                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 model="svc", C=1.0, class_weight=None, alpha=1e-3,
+                 normalize=True, n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
@@ -181,11 +186,12 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     {kernel_doc}
     alpha : float, default=1.0
         Ridge regularisation, >= 0.
-    normalize : bool, default=False
-        Scale each series to unit Euclidean norm before the kernel. Off by default
-        for regression, where the amplitude usually matters.
-    n_jobs : int, default=None
-        Numba threads for the kernel (``None``: current setting, ``-1``: all).
+    normalize : bool or {"norm", "rms"}, default=False
+        Scale each series before the kernel: ``True`` or ``"norm"`` to unit
+        Euclidean norm; ``"rms"`` to unit root-mean-square per step (the unit-norm
+        series times ``sqrt(T_i)``). Off by default for regression, where the
+        amplitude usually matters.
+    {n_jobs_device}
 
     Attributes
     ----------
@@ -221,7 +227,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], alpha=1.0, normalize=False, n_jobs=None):
+                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 alpha=1.0, normalize=False, n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):

@@ -118,7 +118,8 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
     def __init__(self, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], sigma_w_bounds=(1e-3, 1e3), sigma_u_bounds=(1e-3, 1e3),
+                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 sigma_w_bounds=(1e-3, 1e3), sigma_u_bounds=(1e-3, 1e3),
                  sigma_b_bounds=(1e-3, 1e3), sigma_h_bounds=(1e-3, 1e3),
                  sigma_v_bounds=(1e-3, 1e3), n_jobs=None):
         store_init_params(self, locals())

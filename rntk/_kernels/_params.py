@@ -14,7 +14,8 @@ from typing import NamedTuple
 from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["ACTIVATIONS", "DIRECTIONS", "KINDS", "RNTK_CONSTRAINTS", "RNTK_DEFAULTS",
-           "RNTK_PARAMS", "RNTK_PARAMS_DOC", "RNTK_PARAM_NAMES", "RNTK_VARIANCES"]
+           "RNTK_PARAMS", "RNTK_PARAMS_DOC", "RNTK_PARAM_NAMES", "RNTK_VARIANCES",
+           "READOUTS"]
 
 #: Nonlinearities with analytic expectations, and their engine codes.
 ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
@@ -22,6 +23,8 @@ ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
 KINDS = ("ntk", "nngp")
 #: Which way the network reads each series: the time-reversal flags of its RNNs.
 DIRECTIONS = {"forward": (False,), "backward": (True,), "bidirectional": (False, True)}
+#: Which hidden states the readout sees: the last step, or the mean over readout steps.
+READOUTS = ("last", "mean")
 
 
 class KernelParam(NamedTuple):
@@ -76,6 +79,18 @@ RNTK_PARAMS = (
                 "    Feed the network the first difference of every channel next to its\n"
                 "    values: step ``t`` reads ``(x_t, x_t - x_{t-1})`` (``x_0 = x_1``), twice\n"
                 "    the channels."),
+    KernelParam("readout", "last", [StrOptions(set(READOUTS))],
+                'readout : {"last", "mean"}, default="last"\n'
+                '    ``"last"``: a linear readout of the last hidden state; ``"mean"``: the mean\n'
+                "    of the readouts of the hidden states at steps ``T, T - s, T - 2s, ...`` of\n"
+                "    each series (``s = readout_stride``; the same readout weights at every\n"
+                "    step). Its kernel averages the last-step kernel over all pairs of\n"
+                "    prefixes, which compares shapes at different times; it costs about\n"
+                "    ``T / s`` times the last-step kernel."),
+    KernelParam("readout_stride", 1, [Interval(numbers.Integral, 1, None, closed="left")],
+                "readout_stride : int, default=1\n"
+                '    Steps between two readouts of ``readout="mean"`` (1: every step); ignored\n'
+                '    with ``readout="last"``.'),
 )
 
 RNTK_PARAM_NAMES = tuple(p.name for p in RNTK_PARAMS)

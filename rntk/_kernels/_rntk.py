@@ -43,7 +43,7 @@ from .._utils import (
     pack_end_aligned,
 )
 from .._utils._typing import Scale, Sequences
-from ._params import ACTIVATIONS, DIRECTIONS, KINDS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
+from ._params import ACTIVATIONS, DIRECTIONS, KINDS, READOUTS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
@@ -208,7 +208,7 @@ def _lane_linear(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v
 
 @njit(parallel=True, **JIT_OPTIONS)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
-                 act, sw2, su2, sb2, sh2, sv2, want_ntk, row0, out):
+                 act, sw2, su2, sb2, sh2, sv2, want_ntk, stride, row0, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
 
     ``out`` holds the rows from ``row0`` on: pair ``(i, j)`` goes to ``out[i - row0, j]``.
@@ -221,9 +221,17 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     ``Theta^(l,t) = Sigma^(l,t) + sw2_l D^(l,t-1) Theta^(l,t-1) + su2_l D^(l-1,t) Theta^(l-1,t)``
     and ``Theta = sigma_v^2 (V_phi + D^(L,T) Theta^(L,T))``, which re-associates the
     backward sum ``sum_l sum_t Pi^(l,t) Sigma^(l,t) + K`` of the spec.
+
+    ``stride == 0``: the readout of the last step. ``stride = s > 0``: the mean of the
+    readouts at the steps ``T, T - s, T - 2s, ...`` of each series. The kernel of two
+    such readouts is the mean, over the pairs of readout steps, of the last-step kernel
+    of the two prefixes: one recursion ("chain") per cut ``(a, b)`` of ``a`` steps from
+    the end of x or ``b`` from the end of y (multiples of ``s``), read out every ``s``
+    steps back from its last.
     """
     t_max, m, _ = xdata.shape
     n_layers = sw2.shape[0]
+    last = t_max - 1
     for it in prange(items.shape[0]):
         i = items[it, 0]
         j0 = items[it, 1]
@@ -233,43 +241,70 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
         v = np.zeros((n_layers, nb))
         d = np.zeros((n_layers, nb))
         th = np.zeros((n_layers, nb))
+        acc = np.zeros(nb)
         inp = np.empty(nb)
         below = np.zeros(nb)
         same = np.zeros(nb, dtype=np.bool_)
-        if symmetric and j0 <= i < j1:
-            same[i - j0] = True
-            v[:, i - j0] = sh2  # a sample shares its initial state with itself
-        for p in range(xstart[i], t_max):
-            for l in range(n_layers):
-                # inputs from below: the data (layer 1) or layer l-1 at this step
-                if l == 0:
-                    scale = su2[0] / m
-                    inp[:] = 0.0
-                    below[:] = 0.0
-                    for k in range(m):
-                        xv = xdata[p, k, i]
-                        for jj in range(nb):
-                            inp[jj] += xv * ydata[p, k, j0 + jj]
-                else:
-                    scale = su2[l]
-                    for jj in range(nb):
-                        inp[jj] = v[l - 1, jj]
-                        below[jj] = su2[l] * d[l - 1, jj] * th[l - 1, jj]
-                args = (p, xa[l, p, i], xr[l, p, i], sw2[l], scale, sb2[l], ystart[j0:j1],
-                        ya[l, p, j0:j1], yr[l, p, j0:j1], inp, below, same, v[l], d[l], th[l])
-                if act == 0:
-                    _lane_relu(*args)
-                elif act == 1:
-                    _lane_erf(*args)
-                else:
-                    _lane_linear(*args)
-        top = n_layers - 1
+        self_lane = symmetric and j0 <= i < j1
+        first_y = t_max
         for jj in range(nb):
-            res = v[top, jj]
-            if want_ntk:
-                res += d[top, jj] * th[top, jj]
-            res *= sv2
+            first_y = min(first_y, ystart[j0 + jj])
+        if stride == 0:
+            n_xcuts = 1
+            n_cuts = 1
+        else:
+            n_xcuts = (t_max - xstart[i] + stride - 1) // stride
+            n_cuts = n_xcuts + (t_max - first_y + stride - 1) // stride - 1
+        for cut in range(n_cuts):
+            a = cut * stride if cut < n_xcuts else 0
+            b = 0 if cut < n_xcuts else (cut - n_xcuts + 1) * stride
+            v[:] = 0.0
+            d[:] = 0.0
+            th[:] = 0.0
+            same[:] = False
+            if self_lane and cut == 0:
+                same[i - j0] = True
+                v[:, i - j0] = sh2  # a sample shares its initial state with itself
+            for p in range(max(xstart[i] + a, first_y + b), t_max):
+                px = p - a
+                py = p - b
+                for l in range(n_layers):
+                    # inputs from below: the data (layer 1) or layer l-1 at this step
+                    if l == 0:
+                        scale = su2[0] / m
+                        inp[:] = 0.0
+                        below[:] = 0.0
+                        for k in range(m):
+                            xv = xdata[px, k, i]
+                            for jj in range(nb):
+                                inp[jj] += xv * ydata[py, k, j0 + jj]
+                    else:
+                        scale = su2[l]
+                        for jj in range(nb):
+                            inp[jj] = v[l - 1, jj]
+                            below[jj] = su2[l] * d[l - 1, jj] * th[l - 1, jj]
+                    args = (py, xa[l, px, i], xr[l, px, i], sw2[l], scale, sb2[l],
+                            ystart[j0:j1], ya[l, py, j0:j1], yr[l, py, j0:j1], inp, below,
+                            same, v[l], d[l], th[l])
+                    if act == 0:
+                        _lane_relu(*args)
+                    elif act == 1:
+                        _lane_erf(*args)
+                    else:
+                        _lane_linear(*args)
+                if p == last or (stride > 0 and (last - p) % stride == 0):
+                    top = n_layers - 1
+                    for jj in range(nb):
+                        res = v[top, jj]
+                        if want_ntk:
+                            res += d[top, jj] * th[top, jj]
+                        acc[jj] += res
+        for jj in range(nb):
             j = j0 + jj
+            res = sv2 * acc[jj]
+            if stride > 0:
+                res /= (((t_max - xstart[i] + stride - 1) // stride)
+                        * ((t_max - ystart[j] + stride - 1) // stride))
             if diag_out:
                 out[i - row0, 0] = res
             else:
@@ -324,6 +359,32 @@ def _check_family(direction, diff):
     if not isinstance(diff, (bool, np.bool_)):
         raise TypeError(f"diff must be True or False, got {diff!r}")
     return DIRECTIONS[direction]
+
+
+def check_readout(readout, readout_stride):
+    """Validate the readout options; return the engine's stride (0: the last step).
+
+    Parameters
+    ----------
+    readout : {"last", "mean"}
+        The readout.
+    readout_stride : int
+        Steps between two readouts of the mean.
+
+    Returns
+    -------
+    stride : int
+        0 for the last-step readout, else ``readout_stride``.
+    """
+    if not isinstance(readout, str) or readout not in READOUTS:
+        raise ValueError(f"unknown readout {readout!r}; choose one of {list(READOUTS)}")
+    stride = check_int(readout_stride, "readout_stride")
+    return 0 if readout == "last" else stride
+
+
+def _n_chains(t_max, stride):
+    """Recursions per pair: 1 for the last-step readout, about ``2 T / s`` for the mean."""
+    return 1 if stride == 0 else 2 * -(-t_max // stride)
 
 
 def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
@@ -407,8 +468,9 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                 sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
                 activation: str = _D["activation"], kind: str = _D["kind"],
                 direction: str = _D["direction"], diff: bool = _D["diff"],
+                readout: str = _D["readout"], readout_stride: int = _D["readout_stride"],
                 n_jobs: int | None = None, out: np.ndarray | None = None,
-                block_rows: int | None = None) -> np.ndarray:
+                block_rows: int | None = None, device: str = "cpu") -> np.ndarray:
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -435,6 +497,11 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     block_rows : int, default=None
         Rows per block. ``None``: the whole Gram at once when ``out`` is None, else
         blocks of about 256 MB.
+    device : {{"cpu", "cuda"}}, default="cpu"
+        ``"cuda"``: the fused GPU engine (float64, every option, at most 4 layers),
+        which needs the extra ``cuda`` (``pip install "rntk[cuda]"``) and an NVIDIA
+        GPU; ``n_jobs``, ``out`` and ``block_rows`` are then not used (``out``
+        receives a copy).
 
     Returns
     -------
@@ -475,9 +542,24 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     >>> same
     True
     """
+    if device == "cuda":
+        from ._cuda import rntk_kernel_cuda
+
+        K = rntk_kernel_cuda(X, Y, n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u,
+                             sigma_b=sigma_b, sigma_h=sigma_h, sigma_v=sigma_v,
+                             activation=activation, kind=kind, direction=direction, diff=diff,
+                             readout=readout, readout_stride=readout_stride)
+        if out is None:
+            return K
+        _check_out(out, block_rows, *K.shape, 1)
+        out[...] = K
+        return out
+    if device != "cpu":
+        raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                       n_jobs)
     readers = _check_family(direction, diff)
+    stride = check_readout(readout, readout_stride)
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
@@ -497,7 +579,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     settings = _settings(
         n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
         sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-        longest_series=t_max)
+        readout=readout, longest_series=t_max)
     packed = []  # the kernel of independent RNNs is the sum of theirs
     for reverse in readers:
         x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
@@ -508,12 +590,14 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     for r0 in range(0, n_x, rows):
         r1 = min(r0 + rows, n_x)
         items = _items(r1 - r0, n_y, symmetric, r0)
-        work = (items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
+        work = ((items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
+                * _n_chains(t_max, stride))
         parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
         for (x, y), part in zip(packed, parts):
             with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                     compile_notice(_pair_kernel):
-                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), r0, part)
+                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), stride, r0,
+                             part)
             if part is not parts[0]:
                 parts[0] += part
         block = parts[0]
@@ -530,6 +614,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
               sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
               activation: str = _D["activation"], kind: str = _D["kind"],
               direction: str = _D["direction"], diff: bool = _D["diff"],
+              readout: str = _D["readout"], readout_stride: int = _D["readout_stride"],
               n_jobs: int | None = None) -> np.ndarray:
     """Diagonal of ``rntk_kernel(X)``: each sample paired with itself, in ``O(n T L)``.
 
@@ -538,7 +623,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
     X : array-like or list of arrays
         Sequences, in any layout accepted by :func:`rntk_kernel`.
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-n_jobs
+readout, readout_stride, n_jobs
         As in :func:`rntk_kernel`.
 
     Returns
@@ -557,6 +642,7 @@ n_jobs
     p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
                       n_jobs)
     readers = _check_family(direction, diff)
+    stride = check_readout(readout, readout_stride)
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
     n = len(xs)
@@ -565,11 +651,12 @@ n_jobs
     for reverse in readers:
         x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
         out = np.zeros((n, 1))
-        with numba_threads(1 if n * t_max * p["sw2"].shape[0] < _SERIAL_WORK else n_jobs), \
+        work = n * t_max * p["sw2"].shape[0] * _n_chains(t_max, stride)
+        with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                 compile_notice(_pair_kernel):
-            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), 0, out)
+            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), stride, 0, out)
         d += out[:, 0]
     return check_finite_kernel(d, "rntk_diag", _settings(
         n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
         sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-        longest_series=t_max))
+        readout=readout, longest_series=t_max))

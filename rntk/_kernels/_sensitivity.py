@@ -51,7 +51,8 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
 def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                direction=_D["direction"], diff=_D["diff"], normalize=False):
+                direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                readout_stride=_D["readout_stride"], normalize=False):
     r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
 
     ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
@@ -63,7 +64,8 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
         The series whose steps are differentiated.
     x_prime : array-like of shape (T',) or (T', n_channels)
         The other series of the pair.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
+readout, readout_stride
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
     normalize : bool, default=False
         Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
@@ -96,7 +98,8 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     torch, kernel = _torch()
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff)
+                 direction=direction, diff=diff,
+                 readout=readout, readout_stride=readout_stride)
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
@@ -107,7 +110,8 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
                      sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                      sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                      activation=_D["activation"], kind=_D["kind"],
-                     direction=_D["direction"], diff=_D["diff"]):
+                     direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                     readout_stride=_D["readout_stride"]):
     r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
 
     The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length
@@ -128,7 +132,8 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
         Pairs per kernel evaluation (memory grows linearly with it).
     normalize : bool, default=False
         Return ``mean s(t) / max_t mean s(t)``.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
+readout, readout_stride
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
 
     Returns
@@ -159,7 +164,8 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
     rng = np.random.default_rng(random_state)
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff)
+                 direction=direction, diff=diff,
+                 readout=readout, readout_stride=readout_stride)
     total = np.zeros(n_timesteps)
     done = 0
     while done < n_pairs:

@@ -5,6 +5,7 @@ from ._sequences import (
     as_sequences,
     check_same_channels,
     flatten_padded,
+    normalize_series,
     pack_end_aligned,
     unit_norm,
 )
@@ -26,5 +27,5 @@ from ._validation import (
 __all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
-           "numba_threads", "pack_end_aligned", "store_init_params", "unit_norm",
-           "validate_fit_data", "validate_fit_series", "validate_predict_data"]
+           "normalize_series", "numba_threads", "pack_end_aligned", "store_init_params",
+           "unit_norm", "validate_fit_data", "validate_fit_series", "validate_predict_data"]

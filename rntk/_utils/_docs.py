@@ -33,6 +33,26 @@ DOC = {
         "----------\n"
         "K : ndarray of shape (n_samples, n_train)\n"
         "    Gram between new and training samples."),
+    "XY_sets": (
+        "X : array-like or list of arrays\n"
+        "    Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.\n"
+        "Y : same layout as X, default=None\n"
+        "    Second set; ``None`` computes the symmetric ``K(X, X)``."),
+    "n_jobs_device": (
+        "n_jobs : int, default=None\n"
+        "    Numba threads for the kernel (``None``: current setting, ``-1``: all).\n"
+        'device : {"cpu", "cuda"}, default="cpu"\n'
+        "    Where the Grams are computed: the Numba engine, or the fused GPU engine\n"
+        "    (extra ``cuda``, an NVIDIA GPU); see :func:`rntk.rntk_kernel`."),
+    "raises_cuda": (
+        "Raises\n"
+        "------\n"
+        "ImportError\n"
+        "    If numba-cuda is not installed.\n"
+        "RuntimeError\n"
+        "    If no CUDA GPU is usable (and numba's CUDA simulator is not enabled).\n"
+        "rntk.KernelOverflowError\n"
+        "    If a Gram holds inf or NaN."),
     "X_predict": (
         "Parameters\n"
         "----------\n"

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 __all__ = ["as_sequences", "check_same_channels", "flatten_padded", "pack_end_aligned",
-           "unit_norm"]
+           "unit_norm", "normalize_series", "NORMALIZATIONS"]
 
 
 def _as_float_array(a, name):
@@ -235,6 +235,36 @@ def unit_norm(seqs):
             s = s / np.max(np.abs(s))
             norm = np.linalg.norm(s)
         out.append(s / norm if norm > 0 else s)
+    return out
+
+
+#: The per-series scalings of the estimators' ``normalize``.
+NORMALIZATIONS = ("norm", "rms")
+
+
+def normalize_series(seqs, how):
+    """Scale each series as an estimator's ``normalize`` asks.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    how : bool or {"norm", "rms"}
+        ``True`` or ``"norm"``: unit Euclidean norm over all steps and channels;
+        ``"rms"``: unit root-mean-square per step (the unit-norm series times
+        ``sqrt(T_i)``), so that each step is O(1) whatever the length; ``False``:
+        unchanged.
+
+    Returns
+    -------
+    scaled : list of ndarray of shape (T_i, m)
+        The scaled series (``seqs`` itself for ``False``).
+    """
+    if how is False or how is None:
+        return seqs
+    out = unit_norm(seqs)
+    if how == "rms":
+        out = [s * np.sqrt(s.shape[0]) for s in out]
     return out
 
 

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from .._kernels._params import RNTK_DEFAULTS as _D
+from .._kernels._rntk import check_readout
 from .._utils import check_int, check_nonnegative
 
 __all__ = ["ElmanRNN"]
@@ -165,6 +166,14 @@ class ElmanRNN(nn.Module):
         their aligned steps, as in the end-aligned kernel.
     max_length : int, default=None
         Longest sequence an untied network reads (required when ``tied=False``).
+    readout : {"last", "mean"}, default="last"
+        ``"last"``: ``f(x)`` reads the last hidden state; ``"mean"``: the mean of
+        ``f`` over the steps ``T, T - s, T - 2s, ...`` of each series (``s =
+        readout_stride``), the same ``V`` at every step:
+        ``f(x) = sigma_v / sqrt(n) V mean_t h^(L,t)``. Its wide limit is
+        :func:`rntk.rntk_kernel` with ``readout="mean"``.
+    readout_stride : int, default=1
+        Steps between two readouts of the mean.
 
     Attributes
     ----------
@@ -189,7 +198,7 @@ class ElmanRNN(nn.Module):
     def __init__(self, n_in, hidden_size, n_out=1, n_layers=_D["n_layers"],
                  activation=_D["activation"], *, sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], tied=True,
-                 max_length=None):
+                 max_length=None, readout=_D["readout"], readout_stride=_D["readout_stride"]):
         super().__init__()
         self.n_in = check_int(n_in, "n_in")
         self.hidden_size = check_int(hidden_size, "hidden_size")
@@ -206,6 +215,9 @@ class ElmanRNN(nn.Module):
         self.sigma_h = check_nonnegative(sigma_h, "sigma_h")
         self.sigma_v = check_nonnegative(sigma_v, "sigma_v")
         self.tied = bool(tied)
+        check_readout(readout, readout_stride)
+        self.readout = readout
+        self.readout_stride = int(readout_stride)
         if self.tied:
             if max_length is not None:
                 max_length = check_int(max_length, "max_length")
@@ -231,7 +243,8 @@ class ElmanRNN(nn.Module):
 
     def extra_repr(self):  # noqa: D102
         return (f"n_in={self.n_in}, hidden_size={self.hidden_size}, n_out={self.n_out}, "
-                f"n_layers={self.n_layers}, activation={self.activation!r}, tied={self.tied}")
+                f"n_layers={self.n_layers}, activation={self.activation!r}, tied={self.tied}, "
+                f"readout={self.readout!r}")
 
     def forward(self, X, h0=None):
         """Compute the outputs of the network for a batch of sequences.
@@ -251,7 +264,8 @@ class ElmanRNN(nn.Module):
         Returns
         -------
         out : tensor of shape (b, n_out)
-            The readout ``f(x)`` of the last hidden state of each series.
+            The readout ``f(x)`` of each series (of its last hidden state, or the
+            mean over its readout steps).
         """
         return self._run(X, h0)[0]
 
@@ -305,6 +319,11 @@ class ElmanRNN(nn.Module):
             if record:
                 records.append((pre, torch.stack(prev), inputs))
             inputs = torch.stack(outs)
+        if self.readout == "mean":  # the steps T, T - s, ... of each series, averaged
+            s = self.readout_stride
+            read = active & ((t_max - 1 - steps) % s == 0)[:, None]
+            w = read.to(ref.dtype) / read.sum(0).to(ref.dtype)
+            h = torch.einsum("tb,tbn->bn", w, inputs)
         out = (self.sigma_v / math.sqrt(n)) * h @ self.V.T
         return out, records, h
 

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import _check_family, _check_params
+from .._kernels._rntk import _check_family, _check_params, check_readout
 from .._utils import as_sequences, check_nonnegative
 from .._utils._sequences import series_2d
 
@@ -190,8 +190,45 @@ def _self_variances(data, start, p):
     return [torch.stack(o) for o in out]
 
 
-def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer):
-    """Kernel of every pair (``outer``: all ``(i, j)``; else ``(i, i)`` of two equal-size sets)."""
+def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, stride=0):
+    """Kernel of every pair (``outer``: all ``(i, j)``; else ``(i, i)`` of two equal-size sets).
+
+    ``stride = 0``: the last-step readout. ``stride = s > 0``: the mean readout, one
+    recursion per cut of ``a`` steps from the end of every x (or ``b`` from every y),
+    as in the Numba engine.
+    """
+    if stride == 0:
+        return _chain(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, 0)
+    t_max = xdata.shape[0]
+    total = 0.0
+    n_cuts = -(-t_max // stride)
+    for k in range(n_cuts):  # cut x by a = k s, then y by b = k s (k >= 1)
+        x = _cut(xdata, xstart, xself, k * stride)
+        total = total + _chain(*x, ydata, ystart, yself, same if k == 0 else None, p, outer,
+                               stride)
+    for k in range(1, n_cuts):
+        y = _cut(ydata, ystart, yself, k * stride)
+        total = total + _chain(xdata, xstart, xself, *y, None, p, outer, stride)
+    nx = torch.div(t_max - xstart + stride - 1, stride, rounding_mode="floor")
+    ny = torch.div(t_max - ystart + stride - 1, stride, rounding_mode="floor")
+    count = nx[:, None] * ny[None, :] if outer else nx * ny
+    return total / count.to(xdata.dtype)
+
+
+def _cut(data, start, self_var, c):
+    """Drop the last ``c`` steps of every series and end-align the prefixes again."""
+    if c == 0:
+        return data, start, self_var
+    pad = data.new_zeros((c,) + tuple(data.shape[1:]))
+    shifted = [torch.cat([torch.ones_like(v[:c]), v[:-c]]) for v in self_var]
+    return torch.cat([pad, data[:-c]]), start + c, shifted
+
+
+def _chain(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, stride):
+    """Run one recursion over the common time axis.
+
+    Read out at the last step, or every ``stride`` steps back from it (summed).
+    """
     t_max, _, m = xdata.shape
     n_layers = p["n_layers"]
     ww, uu, bb, hh, vv = p["ww"], p["uu"], p["bb"], p["hh"], p["vv"]
@@ -221,6 +258,7 @@ def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer):
     zero = torch.zeros(first.shape, dtype=xdata.dtype, device=xdata.device)
     init = zero if same is None else torch.where(same, hh.expand(first.shape), zero)
     want_ntk = p["want_ntk"]
+    acc = zero
     v_rec = [init] * n_layers  # V_phi of each layer at the previous step
     d_rec = [zero] * n_layers  # V_phi' of each layer at the previous step
     th_rec = [zero] * n_layers  # tangent kernel of each layer's pre-activation
@@ -241,6 +279,11 @@ def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer):
                 th_rec[l] = torch.where(active, th, zero)
                 d_rec[l] = torch.where(active, vd, zero)
             v_rec[l] = torch.where(active, v, init)
+        if stride and (t_max - 1 - t) % stride == 0:
+            out = v_rec[-1] + d_rec[-1] * th_rec[-1] if want_ntk else v_rec[-1]
+            acc = acc + torch.where(active, vv * out, zero)
+    if stride:
+        return acc
     k_out = vv * v_rec[-1]
     if not want_ntk:
         return k_out
@@ -280,7 +323,8 @@ def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device, reverse=Fal
 def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                       sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                       sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
-                      direction=_D["direction"], diff=_D["diff"], device=None, dtype=None,
+                      direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                      readout_stride=_D["readout_stride"], device=None, dtype=None,
                       paired=False):
     r"""RNTK (or RNN-NNGP) Gram matrix in PyTorch, differentiable end to end.
 
@@ -314,6 +358,10 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         Which way the network reads the series, as in :func:`rntk.rntk_kernel`.
     diff : bool, default=False
         Append the first difference of every channel, as in :func:`rntk.rntk_kernel`.
+    readout : {"last", "mean"}, default="last"
+        The readout, as in :func:`rntk.rntk_kernel`.
+    readout_stride : int, default=1
+        Steps between two readouts of the mean, as in :func:`rntk.rntk_kernel`.
     device : str or torch.device, default=None
         Where to compute; by default the device of the first tensor argument, else CPU.
     dtype : torch.dtype, default=None
@@ -360,6 +408,7 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
     if paired and Y is None:
         raise ValueError("paired=True needs a second set Y of the same size as X")
     readers = _check_family(direction, diff)
+    stride = check_readout(readout, readout_stride)
     K = 0.0
     for reverse in readers:  # independent RNNs: their kernels add
         p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device,
@@ -370,13 +419,13 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
                     f"X and Y must hold as many series for a paired kernel; got "
                     f"{xa[0].shape[1]} and {ya[0].shape[1]}"
                 )
-            K = K + _engine(*xa, *ya, None, p, outer=False)
+            K = K + _engine(*xa, *ya, None, p, outer=False, stride=stride)
             continue
         same = None
         if Y is None:
             n = xa[0].shape[1]
             same = torch.eye(n, dtype=torch.bool, device=xa[0].device)
-        K = K + _engine(*xa, *ya, same, p, outer=True)
+        K = K + _engine(*xa, *ya, same, p, outer=True, stride=stride)
     if Y is None and not paired:
         K = 0.5 * (K + K.T)
     return K
@@ -386,7 +435,8 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
                            sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                            sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                            activation=_D["activation"], kind=_D["kind"],
-                           direction=_D["direction"], diff=_D["diff"], n_jobs=None):
+                           direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                           readout_stride=_D["readout_stride"], n_jobs=None):
     """Exact gradient of the RNTK Gram in the log of its scales, by forward-mode autograd.
 
     The gradient a Gaussian process needs (:class:`rntk.RNTK` uses it for
@@ -401,7 +451,8 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one
         value shared by all layers) or ``n_layers`` times (one entry per layer, in
         layer order).
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff
+    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
+readout, readout_stride
         As in :func:`rntk.rntk_kernel`.
     n_jobs : int, default=None
         Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
@@ -417,6 +468,7 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
     hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
                  sigma_v=sigma_v)
     p = _params(n_layers, hyper, activation, kind, dtype, device)
+    stride = check_readout(readout, readout_stride)
     sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
     xs = _as_tensor_sequences(X, "X", dtype, device)
     packed = [_pack(_network_inputs(xs, reverse, diff), max(s.shape[0] for s in xs))
@@ -451,7 +503,8 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         K = 0.0
         for xdata, xstart in packed:
             xself = _self_variances(xdata, xstart, q)
-            K = K + _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True)
+            K = K + _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True,
+                            stride=stride)
         return 0.5 * (K + K.T)
 
     with torch.no_grad():
