@@ -14,6 +14,7 @@ Usage::
 
 import argparse
 import csv
+import math
 import time
 import warnings
 from pathlib import Path
@@ -22,18 +23,35 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import RNTKClassifierCV
+from rntk._model_selection import DEFAULT_ALPHA, DEFAULT_GRID, default_grid
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 
 SIGMA_B = [0.0, 0.1, 0.5, 2.0]
+ALPHA = {"alpha": list(DEFAULT_ALPHA)}
+LAST, MEAN = DEFAULT_GRID  # the two families of the default grid
+
+
+def _with_stride(grid, lengths):
+    """Give the mean-readout settings of ``grid`` the default grid's readout stride."""
+    stride = default_grid(lengths)[1]["readout_stride"]
+    return [{**g, "readout_stride": stride} if g.get("readout") == ["mean"] else g
+            for g in grid]
+
+
+# each candidate grid is a function of the training lengths (the readout stride)
 GRIDS = {
-    "forward, sigma_b (4)": {"sigma_b": SIGMA_B},
-    "bidirectional, 2 layers, diff, sigma_b (8)": {
-        "direction": ["bidirectional"], "n_layers": [2], "diff": [False, True],
-        "sigma_b": SIGMA_B},
-    "direction x diff x depth x sigma_b (32)": {
+    "forward, sigma_b (4)": lambda lengths: [{"sigma_b": SIGMA_B, **ALPHA}],
+    "bidirectional, 2 layers, diff, sigma_b (8)": lambda lengths: [{**LAST, **ALPHA}],
+    "direction x diff x depth x sigma_b (32)": lambda lengths: [{
         "direction": ["forward", "bidirectional"], "diff": [False, True],
-        "n_layers": [1, 2], "sigma_b": SIGMA_B},
+        "n_layers": [1, 2], "sigma_b": SIGMA_B, **ALPHA}],
+    "mean readout, 128 readouts, rms (1)": lambda lengths: _with_stride(
+        [{**MEAN, **ALPHA}], lengths),
+    "mean readout, 128 readouts, sigma_w x diff (6)": lambda lengths: _with_stride(
+        [{**MEAN, "sigma_w": [1.0, 1.2, math.sqrt(2)], "diff": [False, True], **ALPHA}],
+        lengths),
+    "default: last (8) + mean (1)": lambda lengths: default_grid(lengths, DEFAULT_ALPHA),
 }
 
 
@@ -63,13 +81,15 @@ def main(argv=None):
         X, y, _, _ = load_ucr(d, data_home=args.data_home)  # the training split only
         y = np.asarray(y)
         folds = _outer_folds(y)
-        for name, grid in GRIDS.items():
+        for name, make_grid in GRIDS.items():
             t = time.perf_counter()
             hits = 0
             for train, test in folds:
+                Xt = _subset(X, train)
+                grid = make_grid([len(x) for x in Xt])
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    est = RNTKClassifierCV(grid).fit(_subset(X, train), y[train])
+                    est = RNTKClassifierCV(grid).fit(Xt, y[train])
                 hits += int(np.sum(est.predict(_subset(X, test)) == y[test]))
             rows.append({"dataset": d, "grid": name, "nested_cv": hits / len(y),
                          "seconds": time.perf_counter() - t})

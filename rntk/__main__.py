@@ -17,6 +17,7 @@ import numpy as np
 from . import __version__
 from ._estimators import RNTKClassifierCV
 from ._model_selection import PAPER_C, PAPER_GRID
+from ._utils import as_sequences
 from .benchmarking.published_results import CITATION, paper_accuracy
 from .datasets import load_ucr
 
@@ -71,9 +72,12 @@ def main(argv=None):
                            verbose=args.verbose)
     if args.protocol == "paper":
         clf.set_params(param_grid=QUICK_GRID if args.quick else {**PAPER_GRID, "C": PAPER_C})
-    grid = clf._default_grid() if clf.param_grid is None else clf.param_grid
+    grid = (clf._default_grid(as_sequences(X_train, "X_train")) if clf.param_grid is None
+            else clf.param_grid)
     inner = "C" if args.protocol == "paper" else "alpha"
-    n_kernel = int(np.prod([len(v) for k, v in grid.items() if k != inner]))
+    grids = grid if isinstance(grid, list) else [grid]
+    n_kernel = sum(int(np.prod([len(v) for k, v in g.items() if k != inner])) for g in grids)
+    n_inner = len(grids[0][inner])
     model = "C-SVM" if args.protocol == "paper" else "kernel ridge"
     folds = (f"{args.cv or 10}-fold CV" if args.protocol == "paper" or args.cv
              else "exact leave-one-out")
@@ -82,8 +86,8 @@ def main(argv=None):
     print(f"rntk {__version__}: RNTK + {model} on UCR {args.dataset}: {len(y_train)} train / "
           f"{len(y_test)} test series, {_describe(X_train)}, "
           f"{len(np.unique(y_train))} classes")
-    print(f"model selection: {what}, {n_kernel} kernel settings x {len(grid[inner])} values "
-          f"of {inner}, {folds}, unit-norm series", flush=True)
+    print(f"model selection: {what}, {n_kernel} kernel settings x {n_inner} values "
+          f"of {inner}, {folds}", flush=True)
 
     start = time.perf_counter()
     clf.fit(X_train, y_train)

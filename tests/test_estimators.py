@@ -266,11 +266,11 @@ def test_regressor_cv_equals_gridsearchcv(rng):
 
 def test_default_grids_are_the_papers():
     paper = RNTKClassifierCV(protocol="paper")
-    assert len(ParameterGrid(paper._default_grid())) == 15 * 12 * 5 * 5
-    grid = paper._default_grid()
+    assert len(ParameterGrid(paper._default_grid(None))) == 15 * 12 * 5 * 5
+    grid = paper._default_grid(None)
     assert 2**0.5 in grid["sigma_w"] and grid["sigma_u"] == [1.0]
     assert grid["C"] == [0.01, 0.1, 1.0, 10.0, 100.0]
-    assert len(RNTKRegressorCV(protocol="paper")._default_grid()["alpha"]) == 20
+    assert len(RNTKRegressorCV(protocol="paper")._default_grid(None)["alpha"]) == 20
     assert paper._paper_cv == 10 and RNTKRegressorCV._paper_cv == 5
     assert RNTKClassifierCV().cv is None and RNTKClassifierCV().normalize
 

@@ -10,7 +10,7 @@ from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
-from rntk._model_selection import DEFAULT_GRID
+from rntk._model_selection import default_grid, mean_readouts
 
 
 def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
@@ -63,7 +63,12 @@ def test_default_search_is_the_ridge_classifier(rng):
     X, y = _waves(rng)
     search = RNTKClassifierCV().fit(X, y)
     best = search.best_estimator_
-    assert best.model == "ridge" and set(search.best_params_) == {*DEFAULT_GRID, "alpha"}
+    grid = default_grid([len(x) for x in X], [1.0])
+    assert best.model == "ridge"
+    assert set(search.best_params_) in [{*g} for g in grid]
+    # the mean-readout settings read out every round(T / readouts) steps
+    strides = {p.get("readout_stride") for p in search.cv_results_["params"]}
+    assert strides == {None, max(1, round(X.shape[1] / mean_readouts([X.shape[1]] * len(X))))}
     refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
     np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
                                rtol=1e-10, atol=1e-12)
@@ -126,3 +131,14 @@ def test_paper_protocol_falls_back_to_kfold_on_small_classes(rng):
     with pytest.warns(UserWarning, match="KFold"):
         search = RNTKClassifierCV({"C": [1.0]}, protocol="paper").fit(X, y)
     assert search.n_splits_ == 10
+
+
+def test_mean_readouts_respect_the_cost_cap():
+    from rntk._model_selection import MEAN_BUDGET, MEAN_READOUTS
+
+    assert mean_readouts([150] * 50) == MEAN_READOUTS  # small: every readout affordable
+    for n, t in [(400, 200), (500, 128), (322, 512), (5000, 1000)]:
+        k = mean_readouts([t] * n)
+        assert 16 <= k <= MEAN_READOUTS
+        assert k == 16 or n * n * min(k, t) * t <= MEAN_BUDGET
+        assert k == MEAN_READOUTS or n * n * min(2 * k, t) * t > MEAN_BUDGET

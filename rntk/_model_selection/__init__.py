@@ -5,14 +5,19 @@ from ._grids import (
     DEFAULT_GRID,
     DEFAULT_REGRESSION_ALPHA,
     DEFAULT_REGRESSION_GRID,
+    MEAN_BUDGET,
+    MEAN_READOUTS,
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
+    default_grid,
+    mean_readouts,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
-           "DEFAULT_REGRESSION_GRID", "PAPER_ALPHA", "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER",
-           "BaseKernelSearchCV", "FastSVC", "RidgeLOOScorer", "SVCFoldScorer",
+           "DEFAULT_REGRESSION_GRID", "MEAN_BUDGET", "MEAN_READOUTS", "PAPER_ALPHA",
+           "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",
+           "RidgeLOOScorer", "SVCFoldScorer", "default_grid", "mean_readouts",
            "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams"]

@@ -253,8 +253,8 @@ class BaseKernelSearchCV(BaseEstimator):
 
     Subclasses set ``_estimator_class`` (a precomputed-kernel sequence estimator),
     ``_kernel_keys`` (its parameters that change the Gram), ``_paper_cv``,
-    ``_default_grid()`` and ``_fold_scorer(base)`` (the fast fold score used when
-    ``scoring`` is None).
+    ``_default_grid(xs)`` (it may depend on the training series) and
+    ``_fold_scorer(base)`` (the fast fold score used when ``scoring`` is None).
     """
 
     _estimator_class = None
@@ -274,8 +274,8 @@ class BaseKernelSearchCV(BaseEstimator):
         names = self._estimator_class._get_param_names()
         return self._estimator_class(**{k: getattr(self, k) for k in names})
 
-    def _candidates(self, base):
-        grid = self._default_grid() if self.param_grid is None else self.param_grid
+    def _candidates(self, base, xs):
+        grid = self._default_grid(xs) if self.param_grid is None else self.param_grid
         candidates = list(ParameterGrid(grid))
         if not candidates:
             raise ValueError("param_grid gives no candidate")
@@ -332,8 +332,8 @@ class BaseKernelSearchCV(BaseEstimator):
 
     def _search(self, X, y, groups):
         base = self._base_estimator()
-        candidates = self._candidates(base)
         raw, y = validate_fit_data(self, X, y, base._is_regressor)
+        candidates = self._candidates(base, raw)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
         if exact_loo:
