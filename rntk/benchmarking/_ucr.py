@@ -18,6 +18,9 @@ from .._estimators._ridge import KernelRidgeClassifier
 from .._kernels import KERNELS, KernelSpec
 from .._model_selection import (
     DEFAULT_ALPHA,
+    DEFAULT_GRID,
+    MEAN_BUDGET,
+    MEAN_READOUTS,
     PAPER_C,
     PAPER_GRID,
     SVM_MAX_ITER,
@@ -72,6 +75,8 @@ PROTOCOLS = {
         "cv": None,
         "alpha": DEFAULT_ALPHA,
         "rntk": None,
+        # what the default grid is made of: a changed default invalidates cached results
+        "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET],
         **_PAPER_BASELINES,
     },
     "fast": {
@@ -98,6 +103,7 @@ def _grid(spec):
 def _grid_hash(protocol, method):
     p = PROTOCOLS[protocol]
     spec = {"cv": p["cv"], "grid": p.get(method),
+            "default": p.get("rntk_default") if method == "rntk" else None,
             **{k: p[k] for k in ("C", "alpha") if k in p},
             "rnn": [p["rnn_cv"], p["rnn_epochs"]] if method in RNN_METHODS else None}
     return hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
