@@ -74,12 +74,15 @@ def test_gradient_of_homogeneous_parameters(rng):
     np.testing.assert_allclose(G[:, :, 1], 2 * K, rtol=1e-12)
 
 
-@pytest.mark.parametrize("activation", ["relu", "erf"])
-def test_gradient_matches_independent_differences(rng, activation):
+@pytest.mark.parametrize("activation, family", [
+    ("relu", {}), ("erf", {}),
+    ("relu", dict(readout="mean", readout_stride=2, direction="bidirectional")),
+])
+def test_gradient_matches_independent_differences(rng, activation, family):
     # reference: 4th-order central differences of rntk_kernel in log-sigma, other step
     X = _series(rng, [5, 7, 4], m=2)
     base = dict(sigma_w=1.35, sigma_u=1.1, sigma_b=0.3, sigma_h=0.2, sigma_v=0.9,
-                activation=activation)
+                activation=activation, **family)
     k = RNTK(**base)
     K, G = k(X, eval_gradient=True)
     names = [h.name for h in k.hyperparameters if not h.fixed]
