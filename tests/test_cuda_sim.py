@@ -232,3 +232,26 @@ def test_rntk_kernel_device_cuda_routes_to_the_fused_engine():
     np.testing.assert_array_equal(out, K)
     with pytest.raises(ValueError, match="device"):
         rntk_kernel(X, device="tpu")
+
+
+def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
+    """``device="cuda"``: the search's Grams come from batched launches, same selection."""
+    from rntk import RNTKClassifierCV
+    from rntk._model_selection import _search
+
+    monkeypatch.setattr(_search, "_CUDA_BATCH", 2)  # several launches, one per 2 settings
+    rng = np.random.default_rng(3)
+    Xs = [rng.normal(size=(t, 2)) + (i % 2) for i, t in enumerate((4, 5, 3, 5, 4, 6))]
+    y = np.arange(6) % 2
+    grid = [{"sigma_b": [0.0, 0.5], "alpha": [1e-3, 1.0]},
+            {"readout": ["mean"], "normalize": ["rms"], "sigma_w": [1.2], "alpha": [1e-3]}]
+    cpu = RNTKClassifierCV(grid).fit(Xs, y)
+    gpu = RNTKClassifierCV(grid, device="cuda").fit(Xs, y)
+    assert gpu.best_params_ == cpu.best_params_
+    np.testing.assert_allclose(gpu.cv_results_["mean_test_score"],
+                               cpu.cv_results_["mean_test_score"])
+    # new series: a series paired with its own copy in K(X, Y) has correlation 1, where
+    # arccos amplifies the last bit of rounding to ~1e-8 in any two implementations
+    new = [rng.normal(size=(t, 2)) for t in (3, 6)]
+    np.testing.assert_allclose(gpu.decision_function(new), cpu.decision_function(new),
+                               rtol=1e-10)

@@ -242,6 +242,41 @@ def results_dict(candidates, scores, kernel_time, fit_time):
     return results
 
 
+#: Kernel settings per launch of the batched GPU engine in a search (memory: this many
+#: Grams of the training set on the GPU and the host at once).
+_CUDA_BATCH = 64
+
+
+def _batched_cuda_grams(base, candidates, kernel_groups, raw):
+    """Yield the Gram of every kernel group, in order, from batched GPU launches.
+
+    The groups that share the series' scaling (``normalize``) are computed together, up
+    to ``_CUDA_BATCH`` settings per launch; a batch that overflows is recomputed one
+    setting at a time, so that only the overflowing settings give ``None``.
+    """
+    from .._kernels._cuda import rntk_kernel_cuda_batched
+
+    ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
+    ready = {}
+    for g, est in enumerate(ests):
+        if g not in ready:
+            scale = getattr(est, "normalize", False)
+            batch = [h for h in range(g, len(ests))
+                     if getattr(ests[h], "normalize", False) == scale][:_CUDA_BATCH]
+            xs = est._prepare(raw)
+            try:
+                Ks = rntk_kernel_cuda_batched(xs, None,
+                                              [ests[h]._kernel_params() for h in batch])
+                ready.update(zip(batch, Ks))
+            except KernelOverflowError:
+                for h in batch:
+                    try:
+                        ready[h] = ests[h]._gram(xs)
+                    except KernelOverflowError:
+                        ready[h] = None  # scored NaN, with the engine's warning
+        yield ready.pop(g)
+
+
 @fill_doc(**DOC)
 class BaseKernelSearchCV(BaseEstimator):
     """Grid search over a precomputed-kernel estimator, one Gram per kernel setting.
@@ -362,6 +397,9 @@ class BaseKernelSearchCV(BaseEstimator):
                   f"kernel settings)" + ("" if exact_loo else
                                          f", totalling {n_cand * n_splits} fits"), flush=True)
         def grams():
+            if getattr(base, "device", "cpu") == "cuda":
+                yield from _batched_cuda_grams(base, candidates, kernel_groups, raw)
+                return
             for idxs in kernel_groups:
                 est = clone(base).set_params(**candidates[idxs[0]])
                 try:
