@@ -36,14 +36,8 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import rntk_kernel
-from rntk._model_selection import DEFAULT_ALPHA, mean_readouts
-from rntk._model_selection._loo import (
-    decision_to_labels,
-    eigh_gram,
-    one_vs_all_targets,
-    ridge_dual_fit,
-    ridge_loo_scores_classification,
-)
+from rntk._estimators._ridge import KernelRidgeClassifier
+from rntk._model_selection import DEFAULT_ALPHA, RidgeLOOScorer, mean_readouts, search_grams
 from rntk._utils import as_sequences, normalize_series
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
@@ -82,18 +76,15 @@ def _grams(name, key, data, cache):
 
 
 def _select_predict(Ks, y, Kts):
-    best = None
-    for k, K in enumerate(Ks):
-        eig = eigh_gram(K, fit_intercept=True)
-        alphas = np.asarray(DEFAULT_ALPHA) * np.trace(K) / len(K)
-        acc, mse = ridge_loo_scores_classification(eig, y, alphas, return_mse=True)
-        a = int(np.lexsort((mse, -acc))[0])
-        if best is None or (acc[a], -mse[a]) > best[0]:
-            best = ((acc[a], -mse[a]), k, eig, alphas[a])
-    _, k, eig, alpha = best
-    classes, Y = one_vs_all_targets(y)
-    coef, b = ridge_dual_fit(eig, Y, alpha, K=Ks[k])
-    return decision_to_labels(classes, Kts[k] @ coef + b)
+    """Select a Gram and a ridge as ``RNTKClassifierCV()`` does, refit, predict."""
+    n_alpha = len(DEFAULT_ALPHA)
+    candidates = [{"gram": k, "alpha": a} for k in range(len(Ks)) for a in DEFAULT_ALPHA]
+    groups = [list(range(k * n_alpha, (k + 1) * n_alpha)) for k in range(len(Ks))]
+    splits = [(np.arange(len(y)), np.arange(len(y)))]  # the exact leave-one-out
+    best = candidates[search_grams(iter(Ks), groups, candidates, y, splits,
+                                   score_gram=RidgeLOOScorer(classification=True)).best_index]
+    clf = KernelRidgeClassifier(alpha=best["alpha"]).fit(Ks[best["gram"]], y)
+    return clf.predict(Kts[best["gram"]])
 
 
 def main(argv=None):
