@@ -33,6 +33,7 @@ import numpy as np
 
 from .._utils import DOC, as_sequences, check_finite_kernel, check_same_channels, fill_doc
 from ._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
+from ._params import RNTK_DEFAULTS as _D
 from ._rntk import (
     _check_family,
     _check_params,
@@ -57,9 +58,6 @@ _SIM_BLOCK = (4, 4)
 #: Largest output of one launch (bytes): more settings are run in several launches.
 _MAX_OUT_BYTES = 8 * 2**30
 _MAX_GRID_Z = 65535
-#: Keyword parameters of a kernel setting.
-_KERNEL_KEYS = RNTK_PARAM_NAMES
-_DEFAULTS = RNTK_DEFAULTS
 #: The parameters that change the data a launch reads: one launch per combination.
 _GROUP_KEYS = ("direction", "diff", "readout", "readout_stride")
 #: ``numba.cuda``, once a kernel was compiled (never imported with the package).
@@ -297,7 +295,7 @@ def _check_dtype(dtype):
 
 def _full_settings(settings, params):
     """Each setting completed by ``params`` and the defaults; unknown names raise."""
-    unknown = set(params) - set(_KERNEL_KEYS)
+    unknown = set(params) - set(RNTK_PARAM_NAMES)
     if unknown:
         raise TypeError(f"unknown kernel parameter(s) {sorted(unknown)}")
     if settings is None:
@@ -309,11 +307,11 @@ def _full_settings(settings, params):
     for k, s in enumerate(settings):
         if not isinstance(s, dict):
             raise TypeError(f"settings[{k}] must be a dict, got {type(s).__name__}")
-        unknown = set(s) - set(_KERNEL_KEYS)
+        unknown = set(s) - set(RNTK_PARAM_NAMES)
         if unknown:
             raise ValueError(f"settings[{k}] names unknown kernel parameter(s) "
-                             f"{sorted(unknown)}; valid ones: {list(_KERNEL_KEYS)}")
-        full.append({**_DEFAULTS, **params, **s})
+                             f"{sorted(unknown)}; valid ones: {list(RNTK_PARAM_NAMES)}")
+        full.append({**RNTK_DEFAULTS, **params, **s})
     return full
 
 
@@ -412,7 +410,7 @@ def _launch(xs, ys, full, dt, block):
         K[s0:s1] = out.copy_to_host()
     for k, s in enumerate(full):
         check_finite_kernel(K[k], "rntk_kernel_cuda", _settings(
-            **{key: s[key] for key in _KERNEL_KEYS if key in RNTK_DEFAULTS},
+            **{key: s[key] for key in RNTK_PARAM_NAMES},
             longest_series=t_max, dtype=dt.name))
     return K
 
@@ -470,13 +468,13 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
 
 
 @fill_doc(**DOC)
-def rntk_kernel_cuda(X, Y=None, *, n_layers=_DEFAULTS["n_layers"],
-                     sigma_w=_DEFAULTS["sigma_w"], sigma_u=_DEFAULTS["sigma_u"],
-                     sigma_b=_DEFAULTS["sigma_b"], sigma_h=_DEFAULTS["sigma_h"],
-                     sigma_v=_DEFAULTS["sigma_v"], activation=_DEFAULTS["activation"],
-                     kind=_DEFAULTS["kind"], direction=_DEFAULTS["direction"],
-                     diff=_DEFAULTS["diff"], readout=_DEFAULTS["readout"],
-                     readout_stride=_DEFAULTS["readout_stride"], dtype=np.float64,
+def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
+                     sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
+                     sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                     sigma_v=_D["sigma_v"], activation=_D["activation"],
+                     kind=_D["kind"], direction=_D["direction"],
+                     diff=_D["diff"], readout=_D["readout"],
+                     readout_stride=_D["readout_stride"], dtype=np.float64,
                      block=None):
     """RNTK (or RNN-NNGP) Gram matrix computed on a GPU by the fused CUDA engine.
 
