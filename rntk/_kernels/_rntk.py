@@ -174,36 +174,53 @@ def _v_self(act, k):
 
 
 @njit(inline="always", **JIT_OPTIONS)
-def _lane(act, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
-    """One (layer, step) of the recursion for a row against a tile of columns.
+def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
+    """Store column ``jj``'s ``V_phi``, ``V_phi'`` and ``Theta`` (0 before it starts)."""
+    vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
+    active = p >= ystart[jj]
+    v[jj] = vv if active else 0.0
+    d[jj] = vd if active else 0.0
+    th[jj] = t if active else 0.0
 
-    Updates in place ``v`` (V_phi: covariance of the hidden states), ``d`` (V_phi') and
-    ``th`` (tangent kernel of the pre-activations); masked columns (not yet started) stay 0.
-    """
+
+@njit(inline="always", **JIT_OPTIONS)
+def _first_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th):
+    """Layer 1 at one step; column ``jj``'s input inner product is ``xin * yin[jj]``."""
     for jj in range(v.shape[0]):
-        s = sw2 * v[jj] + scale * inp[jj] + sb2
+        s = sw2 * v[jj] + su2 * (xin * yin[jj]) + sb2
+        t = s + sw2 * d[jj] * th[jj]
+        _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
+
+
+@njit(inline="always", **JIT_OPTIONS)
+def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+    """Layer l > 1 at one step, from layer l-1's ``V_phi`` and ``su2 V_phi' Theta``."""
+    for jj in range(v.shape[0]):
+        s = sw2 * v[jj] + su2 * inp[jj] + sb2
         t = s + sw2 * d[jj] * th[jj] + below[jj]
-        vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
-        active = p >= ystart[jj]
-        v[jj] = vv if active else 0.0
-        d[jj] = vd if active else 0.0
-        th[jj] = t if active else 0.0
+        _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
 
 
-# the recursion above, specialised per activation so that the lane loop vectorises
-@njit(**JIT_OPTIONS)
-def _lane_relu(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
-    _lane(0, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
-
-
-@njit(**JIT_OPTIONS)
-def _lane_erf(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
-    _lane(1, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
-
-
-@njit(**JIT_OPTIONS)
-def _lane_linear(p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th):
-    _lane(2, p, a1, r1, sw2, scale, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+# Everything a step does is inlined into the engine, one copy per activation, so that each
+# lane loop vectorises with its activation known, and the layer-1 input product is fused
+# into the lane loop: 1.3-2.3x faster than a call per step with the inputs in a separate pass.
+@njit(inline="always", **JIT_OPTIONS)
+def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, below, same, v, d,
+           th):
+    """One (layer, step) of the recursion for a row against a tile of columns."""
+    if l == 0:
+        if act == 0:
+            _first_layer(0, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th)
+        elif act == 1:
+            _first_layer(1, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th)
+        else:
+            _first_layer(2, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th)
+    elif act == 0:
+        _upper_layer(0, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+    elif act == 1:
+        _upper_layer(1, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+    else:
+        _upper_layer(2, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
 @njit(parallel=True, **JIT_OPTIONS)
@@ -242,13 +259,15 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
         d = np.zeros((n_layers, nb))
         th = np.zeros((n_layers, nb))
         acc = np.zeros(nb)
-        inp = np.empty(nb)
+        inp = np.zeros(nb)
         below = np.zeros(nb)
+        chan = np.zeros(nb)
         same = np.zeros(nb, dtype=np.bool_)
         self_lane = symmetric and j0 <= i < j1
+        ys = ystart[j0:j1]
         first_y = t_max
         for jj in range(nb):
-            first_y = min(first_y, ystart[j0 + jj])
+            first_y = min(first_y, ys[jj])
         if stride == 0:
             n_xcuts = 1
             n_cuts = 1
@@ -268,37 +287,34 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
             for p in range(max(xstart[i] + a, first_y + b), t_max):
                 px = p - a
                 py = p - b
+                # the data's inner products (layer 1): x's value times y's column
+                if m == 1:
+                    xin = xdata[px, 0, i]
+                    yin = ydata[py, 0, j0:j1]
+                else:
+                    xin = 1.0 / m
+                    chan[:] = 0.0
+                    for k in range(m):
+                        xv = xdata[px, k, i]
+                        for jj in range(nb):
+                            chan[jj] += xv * ydata[py, k, j0 + jj]
+                    yin = chan
                 for l in range(n_layers):
-                    # inputs from below: the data (layer 1) or layer l-1 at this step
-                    if l == 0:
-                        scale = su2[0] / m
-                        inp[:] = 0.0
-                        below[:] = 0.0
-                        for k in range(m):
-                            xv = xdata[px, k, i]
-                            for jj in range(nb):
-                                inp[jj] += xv * ydata[py, k, j0 + jj]
-                    else:
-                        scale = su2[l]
+                    if l > 0:  # inputs from layer l-1 at this step
                         for jj in range(nb):
                             inp[jj] = v[l - 1, jj]
                             below[jj] = su2[l] * d[l - 1, jj] * th[l - 1, jj]
-                    args = (py, xa[l, px, i], xr[l, px, i], sw2[l], scale, sb2[l],
-                            ystart[j0:j1], ya[l, py, j0:j1], yr[l, py, j0:j1], inp, below,
-                            same, v[l], d[l], th[l])
-                    if act == 0:
-                        _lane_relu(*args)
-                    elif act == 1:
-                        _lane_erf(*args)
-                    else:
-                        _lane_linear(*args)
+                    _layer(act, l, py, xa[l, px, i], xr[l, px, i], sw2[l], su2[l], sb2[l], ys,
+                           ya[l, py, j0:j1], yr[l, py, j0:j1], xin, yin, inp, below, same,
+                           v[l], d[l], th[l])
                 if p == last or (stride > 0 and (last - p) % stride == 0):
                     top = n_layers - 1
-                    for jj in range(nb):
-                        res = v[top, jj]
-                        if want_ntk:
-                            res += d[top, jj] * th[top, jj]
-                        acc[jj] += res
+                    if want_ntk:
+                        for jj in range(nb):
+                            acc[jj] += v[top, jj] + d[top, jj] * th[top, jj]
+                    else:
+                        for jj in range(nb):
+                            acc[jj] += v[top, jj]
         for jj in range(nb):
             j = j0 + jj
             res = sv2 * acc[jj]
