@@ -155,7 +155,8 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                  sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                  sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
                  direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
-                 readout_stride=_D["readout_stride"], n_jobs=None, batch_size=None):
+                 readout_stride=_D["readout_stride"],
+                 readout_band=_D["readout_band"], n_jobs=None, batch_size=None):
         store_init_params(self, locals())
 
     # -- fitting -----------------------------------------------------------------------

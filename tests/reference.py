@@ -125,26 +125,37 @@ def rntk_gram(X, Y=None, **params):
     return np.array([[rntk_pair(a, b, **params) for b in Y] for a in X])
 
 
-def mean_readout_gram(X, Y=None, stride=1, **params):
+def mean_readout_gram(X, Y=None, stride=1, band=None, **params):
     """The mean readout by its definition: f(x) averages the readouts at the steps
     T, T - s, ... with the same readout weights, so its kernel is the mean, over the
     pairs of readout steps, of the last-step kernel of the two prefixes. Two prefixes
     are one sample paired with itself only when they are the same prefix of the same
     series (the initial state of a series is shared, but the chains of two different
-    prefixes never start from it together)."""
+    prefixes never start from it together).
+
+    With a band B the readout weights of the readouts k = 0, 1, ... (from the end) are
+    v_k = (z_k + ... + z_{k+B}) / sqrt(B + 1), z independent: Cov(v_k, v_l) =
+    max(0, 1 - |k - l| / (B + 1)) weighs the pair (k, l); still divided by |R_x| |R_y|."""
     sym = Y is None
     Y = X if sym else Y
     K = np.zeros((len(X), len(Y)))
     for i, a in enumerate(X):
         for j, b in enumerate(Y):
-            K[i, j] = np.mean([rntk_pair(a[:t], b[:u], same=sym and i == j and t == u, **params)
-                               for t in range(len(a), 0, -stride)
-                               for u in range(len(b), 0, -stride)])
+            total = 0.0
+            steps_a = list(range(len(a), 0, -stride))
+            steps_b = list(range(len(b), 0, -stride))
+            for k, t in enumerate(steps_a):
+                for l, u in enumerate(steps_b):
+                    w = 1.0 if band is None else max(0.0, 1.0 - abs(k - l) / (band + 1))
+                    if w > 0:
+                        total += w * rntk_pair(a[:t], b[:u], same=sym and i == j and t == u,
+                                               **params)
+            K[i, j] = total / (len(steps_a) * len(steps_b))
     return K
 
 
 def family_gram(X, Y=None, *, direction="forward", diff=False, readout="last",
-                readout_stride=1, **params):
+                readout_stride=1, readout_band=None, **params):
     """The RNTK family by definition: transform the inputs, add the kernels of the RNNs.
 
     ``diff`` appends x_t - x_{t-1} (0 at t = 1) to every step; a backward RNN reads the
@@ -167,6 +178,7 @@ def family_gram(X, Y=None, *, direction="forward", diff=False, readout="last",
     readers = {"forward": [False], "backward": [True], "bidirectional": [False, True]}
     if readout == "mean":
         return sum(mean_readout_gram(transform(X, r), None if Y is None else transform(Y, r),
-                                     readout_stride, **params) for r in readers[direction])
+                                     readout_stride, readout_band, **params)
+                   for r in readers[direction])
     return sum(rntk_gram(transform(X, r), None if Y is None else transform(Y, r), **params)
                for r in readers[direction])

@@ -93,12 +93,14 @@ def test_float32_matches_cpu_engine(params):
         _close(K, rntk_kernel(X, Yv, **params), 1e-5)
 
 
-def _mean_readout_reference(X, Y, stride, direction="forward", diff=False, **params):
+def _mean_readout_reference(X, Y, stride, direction="forward", diff=False, readout_band=None,
+                            **params):
     """The mean readout from its definition: the mean of the last-step kernel of prefixes.
 
     Each RNN of the network (forward, backward) reads out its own steps, so the prefixes
     are those of the series it reads (``network_inputs``); ``sigma_h``'s "sample with
-    itself" term only pairs a series' prefix with the same prefix.
+    itself" term only pairs a series' prefix with the same prefix. A band ``B`` weighs
+    the prefixes ``k`` readouts apart ``max(0, 1 - |k| / (B + 1))``.
     """
     total = 0.0
     for reverse in DIRECTIONS[direction]:
@@ -113,6 +115,10 @@ def _mean_readout_reference(X, Y, stride, direction="forward", diff=False, **par
                     G = rntk_kernel(px, **params)
                 else:
                     G = rntk_kernel(px, [y[:t] for t in range(len(y), 0, -stride)], **params)
+                if readout_band is not None:
+                    apart = np.abs(np.subtract.outer(np.arange(G.shape[0]),
+                                                     np.arange(G.shape[1])))
+                    G = G * np.maximum(0.0, 1.0 - apart / (readout_band + 1))
                 K[i, j] = G.mean()
         total = total + K
     return total
@@ -123,6 +129,8 @@ READOUT_CONFIGS = [
     (2, dict(sigma_h=0.5, n_layers=2)),
     (1, dict(activation="erf", kind="nngp", sigma_h=0.3)),
     (2, dict(direction="bidirectional", diff=True, activation="linear")),
+    (1, dict(readout_band=2, sigma_h=0.4)),
+    (2, dict(readout_band=0, n_layers=2, activation="erf")),
 ]
 
 

@@ -150,15 +150,16 @@ def test_mean_readout_options_are_validated(rng):
         RNTKClassifierCV(readout="max").fit(X, [0, 1, 0])
 
 
-@pytest.mark.parametrize("stride", [1, 2])
-def test_mean_readout_torch_equals_numba(rng, stride):
+@pytest.mark.parametrize("stride, band", [(1, None), (2, None), (1, 2)])
+def test_mean_readout_torch_equals_numba(rng, stride, band):
     pytest.importorskip("torch")
     from rntk.nn import rntk_kernel_torch
 
     X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
     Y = [rng.normal(size=(t, 2)) for t in (6, 3, 4, 2)]
     params = dict(n_layers=2, activation="erf", sigma_b=0.3, sigma_h=0.4, diff=True,
-                  direction="bidirectional", readout="mean", readout_stride=stride)
+                  direction="bidirectional", readout="mean", readout_stride=stride,
+                  readout_band=band)
     np.testing.assert_allclose(rntk_kernel_torch(X, **params).numpy(),
                                rntk_kernel(X, **params), rtol=1e-12)
     np.testing.assert_allclose(rntk_kernel_torch(X, Y, **params).numpy(),
@@ -219,6 +220,107 @@ def _hidden(net, x):
     return out
 
 
+# --- the banded mean readout --------------------------------------------------------------
+@pytest.mark.parametrize("direction, diff, activation, n_layers, stride, band", [
+    ("forward", False, "relu", 1, 1, 0), ("forward", False, "relu", 1, 1, 2),
+    ("forward", True, "erf", 2, 2, 1), ("backward", False, "relu", 2, 1, 3),
+    ("bidirectional", True, "linear", 1, 2, 1),
+])
+@pytest.mark.parametrize("kind", ["ntk", "nngp"])
+def test_banded_mean_readout_matches_reference(rng, direction, diff, activation, n_layers,
+                                               stride, band, kind):
+    X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
+    Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
+    params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
+                  sigma_w=1.3, direction=direction, diff=diff, kind=kind, readout="mean",
+                  readout_stride=stride, readout_band=band)
+    K = rntk_kernel(X, **params)
+    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
+    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
+                               rtol=1e-10)
+    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
+    np.testing.assert_array_equal(K, K.T)
+    assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()
+
+
+def test_banded_mean_readout_limits(rng):
+    X = [rng.normal(size=t) for t in (5, 9, 6)]
+    Y = [rng.normal(size=t) for t in (7, 2)]
+    mean = dict(readout="mean", readout_stride=1)
+    # a band far wider than the series: every pair weighs almost 1, the plain mean
+    np.testing.assert_allclose(rntk_kernel(X, Y, readout_band=10**7, **mean),
+                               rntk_kernel(X, Y, **mean), rtol=1e-5)
+    # one readout per series: the last-step kernel, whatever the band
+    np.testing.assert_allclose(rntk_kernel(X, Y, readout="mean", readout_stride=9,
+                                           readout_band=0), rntk_kernel(X, Y), rtol=1e-13)
+    # the band compares fewer pairs: it differs from the plain mean
+    assert not np.allclose(rntk_kernel(X, readout_band=1, **mean), rntk_kernel(X, **mean),
+                           rtol=0.05)
+    # ignored by the last-step readout
+    np.testing.assert_array_equal(rntk_kernel(X, readout_band=2), rntk_kernel(X))
+
+
+def test_banded_mean_readout_is_validated(rng):
+    X = rng.normal(size=(3, 5))
+    for bad in (-1, 1.5, "2"):
+        with pytest.raises(ValueError, match="readout_band"):
+            rntk_kernel(X, readout="mean", readout_band=bad)
+    pytest.importorskip("torch")
+    from rntk.nn import ElmanRNN
+
+    with pytest.raises(ValueError, match="max_length"):
+        ElmanRNN(1, 4, readout="mean", readout_band=2)
+    net = ElmanRNN(1, 4, readout="mean", readout_band=2, max_length=5).double()
+    with pytest.raises(ValueError, match="max_length"):
+        net(np.zeros((1, 6)))
+
+
+@pytest.mark.parametrize("direction, activation, stride, band", [
+    ("forward", "relu", 1, 2), ("bidirectional", "erf", 2, 1),
+])
+def test_empirical_ntk_of_banded_readout_networks_converges(direction, activation, stride,
+                                                            band):
+    """Wide networks with time-correlated readout weights tend to the banded kernel."""
+    torch = pytest.importorskip("torch")
+    from rntk.nn import RNTKNetwork
+
+    rng = np.random.default_rng(5)
+    X = [rng.standard_normal(T) for T in (3, 6, 4)]
+    params = dict(activation=activation, sigma_h=0.3, sigma_b=0.2, readout="mean",
+                  readout_stride=stride, readout_band=band,
+                  sigma_w=2**0.5 if activation == "relu" else 1.2)
+    K = rntk_kernel(X, direction=direction, **params)
+    assert not np.allclose(K, rntk_kernel(X, direction=direction,
+                                          **{**params, "readout_band": None}), rtol=0.05)
+    _assert_wide_networks_converge(
+        torch, K, X,
+        lambda width: RNTKNetwork(1, width, direction=direction, max_length=6, **params))
+
+
+def test_banded_readout_network_forward_and_generic_ntk_agree():
+    torch = pytest.importorskip("torch")
+    from rntk.nn import ElmanRNN, empirical_ntk
+
+    torch.manual_seed(0)
+    band = 1
+    net = ElmanRNN(2, 8, readout="mean", readout_stride=2, readout_band=band,
+                   max_length=7).double()
+    assert tuple(net.V.shape) == (4 + band, 1, 8)
+    X = [torch.randn(4, 2, dtype=torch.float64), torch.randn(7, 2, dtype=torch.float64)]
+    # by hand: readout k (from the end) has weights (Z_k + ... + Z_{k+B}) / sqrt(B + 1)
+    with torch.no_grad():
+        expected = []
+        for x in X:
+            steps = list(range(len(x) - 1, -1, -2))
+            h = _hidden(net, x)
+            f = sum(net.V[k:k + band + 1].sum(0) / (band + 1) ** 0.5 @ h[t]
+                    for k, t in enumerate(steps))
+            expected.append(net.sigma_v / 8**0.5 * f / len(steps))
+        np.testing.assert_allclose(net(X).numpy(), torch.stack(expected).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(net.ntk(X, seed=None), empirical_ntk(net, X, seed=None),
+                               rtol=1e-10)
+
+
 def test_rms_normalisation_scales_each_step(rng):
     from rntk import RNTKClassifier
 
@@ -231,3 +333,29 @@ def test_rms_normalisation_scales_each_step(rng):
                                rtol=1e-8)
     with pytest.raises(ValueError, match="normalize"):
         RNTKClassifier(normalize="z").fit(X, y)
+
+
+def test_pooling_averages_blocks_of_steps_from_the_end(rng):
+    from rntk import RNTKClassifier, RNTKClassifierCV
+
+    # 7 steps in blocks of 3 from the end: (x1), (x2 x3 x4), (x5 x6 x7)
+    X = [np.arange(1.0, 8.0), rng.normal(size=6), rng.normal(size=(2, 1)), rng.normal(size=4)]
+    y = [0, 1, 0, 1]
+    clf = RNTKClassifier(normalize=False, pool=3, readout="mean", model="ridge").fit(X, y)
+    np.testing.assert_allclose(clf.X_fit_[0].ravel(), [1.0, 3.0, 6.0])
+    by_hand = [np.array([1.0, 3.0, 6.0]), X[1].reshape(2, 3).mean(1),
+               X[2].mean(keepdims=True), np.r_[X[3][0], X[3][1:].mean()]]
+    np.testing.assert_allclose(clf._gram(clf.X_fit_), rntk_kernel(by_hand, readout="mean"),
+                               rtol=1e-12)
+    np.testing.assert_allclose(clf.decision_function(X[:2]),
+                               clf.estimator_.decision_function(
+                                   rntk_kernel(by_hand[:2], by_hand, readout="mean")),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="pool"):
+        RNTKClassifier(pool=0).fit(X, y)
+    # the pooling is a kernel setting of the search: one Gram per pool
+    search = RNTKClassifierCV(param_grid={"pool": [1, 2], "alpha": [1e-3, 1.0]}).fit(X, y)
+    assert sorted(search.cv_results_["param_pool"]) == [1, 1, 2, 2]
+    best = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
+    np.testing.assert_allclose(search.decision_function(X), best.decision_function(X),
+                               rtol=1e-10)

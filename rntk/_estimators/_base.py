@@ -9,7 +9,14 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
-from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
+from .._utils import (
+    DOC,
+    fill_doc,
+    normalize_series,
+    pool_series,
+    validate_fit_data,
+    validate_predict_data,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -24,10 +31,11 @@ class PrecomputedSequenceEstimator(BaseEstimator):
 
     Subclasses define ``_gram(xs, ys=None)`` (lists of ``(T_i, m)`` arrays to a Gram
     matrix), ``_make_inner()`` (an unfitted scikit-learn estimator with
-    ``kernel="precomputed"``) and, if they have a ``normalize`` parameter, get the
-    per-series scaling for free. ``_fit_gram`` fits from an already computed Gram
-    (used by the CV estimators); ``_predict_columns`` may restrict the training
-    samples a prediction needs (the support vectors of an SVC). An estimator with
+    ``kernel="precomputed"``) and, if they have ``normalize`` and ``pool``
+    parameters, get the per-series scaling and pooling for free. ``_fit_gram`` fits
+    from an already computed Gram (used by the CV estimators); ``_predict_columns``
+    may restrict the training samples a prediction needs (the support vectors of an
+    SVC). An estimator with
     its own target layout passes ``check_targets`` to ``_validate_fit``, and one
     whose Gram is not ``(n, n)`` adapts it in an override of ``_fit_gram``.
     """
@@ -43,7 +51,9 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return self._prepare(validate_predict_data(self, X))
 
     def _prepare(self, xs):
-        return normalize_series(xs, getattr(self, "normalize", False))
+        """Scale the series (``normalize``), then average blocks of steps (``pool``)."""
+        xs = normalize_series(xs, getattr(self, "normalize", False))
+        return pool_series(xs, getattr(self, "pool", 1))
 
     # -- fitting and prediction ------------------------------------------------------
     def _fit_gram(self, xs, K, y, sample_weight=None):

@@ -134,6 +134,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     normalize : bool or {"norm", "rms"}, default=True
         Scale of each series, as in :class:`RNTKClassifier`, when ``normalize`` is
         not in the grid.
+    pool : int, default=1
+        Steps averaged into one, as in :class:`RNTKClassifier`, when ``pool`` is not
+        in the grid.
     {tail}
 
     See Also
@@ -161,7 +164,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKClassifier
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize",)
+    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool")
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
     }
@@ -171,7 +174,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, refit=True,
+                 readout_band=_D["readout_band"],
+                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, refit=True,
                  n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
@@ -265,6 +269,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     normalize : bool or {"norm", "rms"}, default=False
         Scale of each series, as in :class:`RNTKRegressor`, when ``normalize`` is not
         in the grid.
+    pool : int, default=1
+        Steps averaged into one, as in :class:`RNTKRegressor`, when ``pool`` is not in
+        the grid.
     {tail}
 
     See Also
@@ -287,7 +294,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKRegressor
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize",)
+    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool")
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
     }
@@ -297,7 +304,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 alpha=1.0, normalize=False, refit=True, n_jobs=None, device="cpu", verbose=0,
+                 readout_band=_D["readout_band"],
+                 alpha=1.0, normalize=False, pool=1, refit=True, n_jobs=None, device="cpu",
+                 verbose=0,
                  error_score=np.nan):
         store_init_params(self, locals())
 

@@ -29,6 +29,7 @@ __all__ = ["RNTKClassifier", "RNTKRegressor"]
 _CONSTRAINTS = {
     **RNTK_CONSTRAINTS,
     "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
+    "pool": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
 }
@@ -63,6 +64,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         ``"rms"``: to unit root-mean-square per step (the unit-norm series
         times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
         mean-readout settings of the default grid).
+    {pool}
     {n_jobs_device}
 
     Attributes
@@ -116,8 +118,9 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 readout_band=_D["readout_band"],
                  model="svc", C=1.0, class_weight=None, alpha=1e-3,
-                 normalize=True, n_jobs=None, device="cpu"):
+                 normalize=True, pool=1, n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
@@ -191,6 +194,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         Euclidean norm; ``"rms"`` to unit root-mean-square per step (the unit-norm
         series times ``sqrt(T_i)``). Off by default for regression, where the
         amplitude usually matters.
+    {pool}
     {n_jobs_device}
 
     Attributes
@@ -228,7 +232,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 alpha=1.0, normalize=False, n_jobs=None, device="cpu"):
+                 readout_band=_D["readout_band"],
+                 alpha=1.0, normalize=False, pool=1, n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):

@@ -41,6 +41,7 @@ from ._rntk import (
     _self_factors,
     _self_variances,
     _settings,
+    check_band,
     check_readout,
     network_inputs,
 )
@@ -59,7 +60,7 @@ _SIM_BLOCK = (4, 4)
 _MAX_OUT_BYTES = 8 * 2**30
 _MAX_GRID_Z = 65535
 #: The parameters that change the data a launch reads: one launch per combination.
-_GROUP_KEYS = ("direction", "diff", "readout", "readout_stride")
+_GROUP_KEYS = ("direction", "diff", "readout", "readout_stride", "readout_band")
 #: ``numba.cuda``, once a kernel was compiled (never imported with the package).
 cuda = None
 
@@ -191,7 +192,7 @@ def _kernels(dtype):
 
     @cuda.jit(fastmath=fast)
     def pair_kernel(xdata, xstart, xidx, xa, xr, ydata, ystart, yidx, ya, yr, code, sig,
-                    symmetric, stride, out):
+                    symmetric, stride, band, out):
         """One thread per pair (i, j) of one setting (grid z): the whole recursion.
 
         ``xdata``: (readers, T, m, n_x) end-aligned inputs; ``xa``, ``xr``: (readers,
@@ -199,7 +200,8 @@ def _kernels(dtype):
         (length-sorted) series. ``code[s] = (activation, ntk, n_layers, factor set)``,
         ``sig[s] = (sh2, sv2, sw2[MAX_LAYERS], su2[MAX_LAYERS], sb2[MAX_LAYERS])``.
         ``stride``: 0 reads out the last step; ``s > 0`` the mean over the steps
-        ``T, T - s, ...`` of each series (one chain per cut, see the CPU engine).
+        ``T, T - s, ...`` of each series (one chain per cut, see the CPU engine);
+        ``band >= 0`` keeps the cuts of at most ``band`` readouts, weighted.
         """
         j = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         i = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
@@ -225,7 +227,12 @@ def _kernels(dtype):
         # stride 0 (last step): a stride longer than any series gives one chain, one read
         every = stride if stride > 0 else t_max + 1
         n_xcuts = (t_max - xs - 1) // every + 1
-        n_cuts = n_xcuts + (t_max - ys - 1) // every
+        n_ycuts = (t_max - ys - 1) // every
+        n_xread = n_xcuts  # readouts of x, for the mean
+        if band >= 0:
+            n_xcuts = min(n_xcuts, band + 1)
+            n_ycuts = min(n_ycuts, band)
+        n_cuts = n_xcuts + n_ycuts
         v = cuda.local.array(MAX_LAYERS, F)
         d = cuda.local.array(MAX_LAYERS, F)
         th = cuda.local.array(MAX_LAYERS, F)
@@ -233,8 +240,10 @@ def _kernels(dtype):
         for r in range(n_readers):
             acc = F(0.0)
             for cut in range(n_cuts):
-                a = cut * every if cut < n_xcuts else 0
-                b = 0 if cut < n_xcuts else (cut - n_xcuts + 1) * every
+                k = cut if cut < n_xcuts else cut - n_xcuts + 1  # readouts apart
+                a = k * every if cut < n_xcuts else 0
+                b = 0 if cut < n_xcuts else k * every
+                wgt = F(1.0) if band < 0 else F(1.0) - F(k) / F(band + 1)
                 same = self_pair and cut == 0
                 ex = t_max - 1 - a
                 ey = t_max - 1 - b
@@ -270,12 +279,12 @@ def _kernels(dtype):
                         res = v[top]
                         if ntk:
                             res += d[top] * th[top]
-                        acc += res
+                        acc += wgt * res
                         countdown = every - 1
                     else:
                         countdown -= 1
             if stride > 0:
-                acc /= F(n_xcuts * ((t_max - ys - 1) // every + 1))
+                acc /= F(n_xread * ((t_max - ys - 1) // every + 1))
             total += sv2 * acc
         oi = xidx[i]
         oj = yidx[j]
@@ -367,6 +376,7 @@ def _launch(xs, ys, full, dt, block):
     g = full[0]
     readers = _check_family(g["direction"], g["diff"])
     stride = check_readout(g["readout"], g["readout_stride"])
+    band = check_band(g["readout_band"])
     checked = []
     for s in full:
         p = _check_params(s["n_layers"], s["sigma_w"], s["sigma_u"], s["sigma_b"],
@@ -406,7 +416,7 @@ def _launch(xs, ys, full, dt, block):
         out = cuda.device_array((s1 - s0, n_x, n_y), dt)
         grid = ((n_y + bx - 1) // bx, (n_x + by - 1) // by, s1 - s0)
         kernel[grid, (bx, by, 1)](*dx, *dy, cuda.to_device(code[s0:s1]),
-                                  cuda.to_device(sig[s0:s1]), symmetric, stride, out)
+                                  cuda.to_device(sig[s0:s1]), symmetric, stride, band, out)
         K[s0:s1] = out.copy_to_host()
     for k, s in enumerate(full):
         check_finite_kernel(K[k], "rntk_kernel_cuda", _settings(
@@ -427,8 +437,9 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
         The kernel settings, each a dict of :func:`rntk.rntk_kernel` hyperparameters
         (``n_layers``, ``sigma_w``, ``sigma_u``, ``sigma_b``, ``sigma_h``, ``sigma_v``,
         ``activation``, ``kind``, ``direction``, ``diff``, ``readout``,
-        ``readout_stride``) that override ``params``. Settings that share ``direction``,
-        ``diff`` and the readout run in one launch (a grid dimension over settings).
+        ``readout_stride``, ``readout_band``) that override ``params``. Settings that
+        share ``direction``, ``diff`` and the readout run in one launch (a grid
+        dimension over settings).
         ``None``: one setting, ``params``.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the whole computation on the GPU, and of the result.
@@ -455,6 +466,7 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
                       s["sigma_v"], s["activation"], s["kind"])
         _check_family(s["direction"], s["diff"])
         check_readout(s["readout"], s["readout_stride"])
+        check_band(s["readout_band"])
     _load_cuda()
     groups = {}
     for k, s in enumerate(full):
@@ -474,8 +486,8 @@ def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
                      sigma_v=_D["sigma_v"], activation=_D["activation"],
                      kind=_D["kind"], direction=_D["direction"],
                      diff=_D["diff"], readout=_D["readout"],
-                     readout_stride=_D["readout_stride"], dtype=np.float64,
-                     block=None):
+                     readout_stride=_D["readout_stride"],
+                     readout_band=_D["readout_band"], dtype=np.float64, block=None):
     """RNTK (or RNN-NNGP) Gram matrix computed on a GPU by the fused CUDA engine.
 
     The same kernel as :func:`rntk.rntk_kernel`: one GPU thread per pair of series
@@ -489,7 +501,7 @@ def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
         Second set; ``None`` computes ``K(X, X)``, whose diagonal pairs each sample
         with itself (the ``sigma_h`` term). Only the pairs ``j >= i`` are computed.
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, \
-diff, readout, readout_stride
+diff, readout, readout_stride, readout_band
         As in :func:`rntk.rntk_kernel` (``n_layers <= 4``).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the computation on the GPU, and of the result.
@@ -510,5 +522,5 @@ diff, readout, readout_stride
     params = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                   sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
                   direction=direction, diff=diff, readout=readout,
-                  readout_stride=readout_stride)
+                  readout_stride=readout_stride, readout_band=readout_band)
     return rntk_kernel_cuda_batched(X, Y, [params], dtype=dtype, block=block)[0]

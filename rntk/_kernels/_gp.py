@@ -119,6 +119,7 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 readout_band=_D["readout_band"],
                  sigma_w_bounds=(1e-3, 1e3), sigma_u_bounds=(1e-3, 1e3),
                  sigma_b_bounds=(1e-3, 1e3), sigma_h_bounds=(1e-3, 1e3),
                  sigma_v_bounds=(1e-3, 1e3), n_jobs=None):

@@ -91,6 +91,15 @@ RNTK_PARAMS = (
                 "readout_stride : int, default=1\n"
                 '    Steps between two readouts of ``readout="mean"`` (1: every step); ignored\n'
                 '    with ``readout="last"``.'),
+    KernelParam("readout_band", None, [Interval(numbers.Integral, 0, None, closed="left"),
+                                       None],
+                "readout_band : int or None, default=None\n"
+                '    With ``readout="mean"``, ``None`` weighs every pair of readout steps of two\n'
+                "    series alike. An int ``B`` keeps the pairs at most ``B`` readouts apart\n"
+                "    (counted from the ends), weighted ``1 - |k| / (B + 1)`` for ``k`` apart:\n"
+                "    the kernel of readout weights that vary smoothly in time (moving sums\n"
+                "    of ``B + 1`` independent ones), which compares shapes up to ``B`` readouts\n"
+                "    apart only and costs about ``(2B + 1) s / (2T)`` of the full mean."),
 )
 
 RNTK_PARAM_NAMES = tuple(p.name for p in RNTK_PARAMS)

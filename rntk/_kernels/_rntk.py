@@ -225,7 +225,7 @@ def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, belo
 
 @njit(parallel=True, **JIT_OPTIONS)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
-                 act, sw2, su2, sb2, sh2, sv2, want_ntk, stride, row0, out):
+                 act, sw2, su2, sb2, sh2, sv2, want_ntk, stride, band, row0, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
 
     ``out`` holds the rows from ``row0`` on: pair ``(i, j)`` goes to ``out[i - row0, j]``.
@@ -244,7 +244,9 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     such readouts is the mean, over the pairs of readout steps, of the last-step kernel
     of the two prefixes: one recursion ("chain") per cut ``(a, b)`` of ``a`` steps from
     the end of x or ``b`` from the end of y (multiples of ``s``), read out every ``s``
-    steps back from its last.
+    steps back from its last. Every pair of readouts on a chain is ``(a + b) / s``
+    readouts apart; ``band = B >= 0`` keeps the chains at most ``B`` apart, weighted
+    ``1 - k / (B + 1)`` (``band < 0``: all chains, weight 1).
     """
     t_max, m, _ = xdata.shape
     n_layers = sw2.shape[0]
@@ -270,13 +272,18 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
             first_y = min(first_y, ys[jj])
         if stride == 0:
             n_xcuts = 1
-            n_cuts = 1
+            n_ycuts = 0
         else:
             n_xcuts = (t_max - xstart[i] + stride - 1) // stride
-            n_cuts = n_xcuts + (t_max - first_y + stride - 1) // stride - 1
-        for cut in range(n_cuts):
-            a = cut * stride if cut < n_xcuts else 0
-            b = 0 if cut < n_xcuts else (cut - n_xcuts + 1) * stride
+            n_ycuts = (t_max - first_y + stride - 1) // stride - 1
+            if band >= 0:
+                n_xcuts = min(n_xcuts, band + 1)
+                n_ycuts = min(n_ycuts, band)
+        for cut in range(n_xcuts + n_ycuts):
+            k = cut if cut < n_xcuts else cut - n_xcuts + 1  # readouts apart
+            a = k * stride if cut < n_xcuts else 0
+            b = 0 if cut < n_xcuts else k * stride
+            wgt = 1.0 if band < 0 else 1.0 - k / (band + 1.0)
             v[:] = 0.0
             d[:] = 0.0
             th[:] = 0.0
@@ -311,10 +318,10 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                     top = n_layers - 1
                     if want_ntk:
                         for jj in range(nb):
-                            acc[jj] += v[top, jj] + d[top, jj] * th[top, jj]
+                            acc[jj] += wgt * (v[top, jj] + d[top, jj] * th[top, jj])
                     else:
                         for jj in range(nb):
-                            acc[jj] += v[top, jj]
+                            acc[jj] += wgt * v[top, jj]
         for jj in range(nb):
             j = j0 + jj
             res = sv2 * acc[jj]
@@ -398,9 +405,28 @@ def check_readout(readout, readout_stride):
     return 0 if readout == "last" else stride
 
 
-def _n_chains(t_max, stride):
-    """Recursions per pair: 1 for the last-step readout, about ``2 T / s`` for the mean."""
-    return 1 if stride == 0 else 2 * -(-t_max // stride)
+def check_band(readout_band):
+    """Validate ``readout_band``; return the engine's band (-1: every pair of readouts).
+
+    Parameters
+    ----------
+    readout_band : int or None
+        The band of the mean readout.
+
+    Returns
+    -------
+    band : int
+        ``readout_band``, or -1 for None.
+    """
+    return -1 if readout_band is None else check_int(readout_band, "readout_band", minimum=0)
+
+
+def _n_chains(t_max, stride, band=-1):
+    """Recursions per pair: 1 (last step), ``2 T / s`` (mean) or at most ``2 B + 1``."""
+    if stride == 0:
+        return 1
+    n = 2 * -(-t_max // stride)
+    return n if band < 0 else min(n, 2 * band + 1)
 
 
 def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
@@ -485,6 +511,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                 activation: str = _D["activation"], kind: str = _D["kind"],
                 direction: str = _D["direction"], diff: bool = _D["diff"],
                 readout: str = _D["readout"], readout_stride: int = _D["readout_stride"],
+                readout_band: int | None = _D["readout_band"],
                 n_jobs: int | None = None, out: np.ndarray | None = None,
                 block_rows: int | None = None, device: str = "cpu") -> np.ndarray:
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
@@ -564,7 +591,8 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
         K = rntk_kernel_cuda(X, Y, n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u,
                              sigma_b=sigma_b, sigma_h=sigma_h, sigma_v=sigma_v,
                              activation=activation, kind=kind, direction=direction, diff=diff,
-                             readout=readout, readout_stride=readout_stride)
+                             readout=readout, readout_stride=readout_stride,
+                             readout_band=readout_band)
         if out is None:
             return K
         _check_out(out, block_rows, *K.shape, 1)
@@ -576,6 +604,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                       n_jobs)
     readers = _check_family(direction, diff)
     stride = check_readout(readout, readout_stride)
+    band = check_band(readout_band)
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
@@ -607,13 +636,13 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
         r1 = min(r0 + rows, n_x)
         items = _items(r1 - r0, n_y, symmetric, r0)
         work = ((items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
-                * _n_chains(t_max, stride))
+                * _n_chains(t_max, stride, band))
         parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
         for (x, y), part in zip(packed, parts):
             with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                     compile_notice(_pair_kernel):
-                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), stride, r0,
-                             part)
+                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), stride, band,
+                             r0, part)
             if part is not parts[0]:
                 parts[0] += part
         block = parts[0]
@@ -631,6 +660,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
               activation: str = _D["activation"], kind: str = _D["kind"],
               direction: str = _D["direction"], diff: bool = _D["diff"],
               readout: str = _D["readout"], readout_stride: int = _D["readout_stride"],
+              readout_band: int | None = _D["readout_band"],
               n_jobs: int | None = None) -> np.ndarray:
     """Diagonal of ``rntk_kernel(X)``: each sample paired with itself, in ``O(n T L)``.
 
@@ -639,7 +669,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
     X : array-like or list of arrays
         Sequences, in any layout accepted by :func:`rntk_kernel`.
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride, n_jobs
+readout, readout_stride, readout_band, n_jobs
         As in :func:`rntk_kernel`.
 
     Returns
@@ -659,6 +689,7 @@ readout, readout_stride, n_jobs
                       n_jobs)
     readers = _check_family(direction, diff)
     stride = check_readout(readout, readout_stride)
+    band = check_band(readout_band)
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
     n = len(xs)
@@ -667,10 +698,10 @@ readout, readout_stride, n_jobs
     for reverse in readers:
         x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
         out = np.zeros((n, 1))
-        work = n * t_max * p["sw2"].shape[0] * _n_chains(t_max, stride)
+        work = n * t_max * p["sw2"].shape[0] * _n_chains(t_max, stride, band)
         with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                 compile_notice(_pair_kernel):
-            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), stride, 0, out)
+            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), stride, band, 0, out)
         d += out[:, 0]
     return check_finite_kernel(d, "rntk_diag", _settings(
         n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,

@@ -52,7 +52,8 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
                 direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
-                readout_stride=_D["readout_stride"], normalize=False):
+                readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
+                normalize=False):
     r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
 
     ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
@@ -65,7 +66,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
     x_prime : array-like of shape (T',) or (T', n_channels)
         The other series of the pair.
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride
+readout, readout_stride, readout_band
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
     normalize : bool, default=False
         Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
@@ -99,7 +100,8 @@ readout, readout_stride
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
                  direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride)
+                 readout=readout, readout_stride=readout_stride,
+                 readout_band=readout_band)
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
@@ -111,7 +113,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
                      sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                      activation=_D["activation"], kind=_D["kind"],
                      direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
-                     readout_stride=_D["readout_stride"]):
+                     readout_stride=_D["readout_stride"], readout_band=_D["readout_band"]):
     r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
 
     The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length
@@ -133,7 +135,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
     normalize : bool, default=False
         Return ``mean s(t) / max_t mean s(t)``.
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride
+readout, readout_stride, readout_band
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
 
     Returns
@@ -165,7 +167,8 @@ readout, readout_stride
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
                  direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride)
+                 readout=readout, readout_stride=readout_stride,
+                 readout_band=readout_band)
     total = np.zeros(n_timesteps)
     done = 0
     while done < n_pairs:

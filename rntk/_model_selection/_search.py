@@ -247,12 +247,17 @@ def results_dict(candidates, scores, kernel_time, fit_time):
 _CUDA_BATCH = 64
 
 
+def _series_prep(est):
+    return getattr(est, "normalize", False), getattr(est, "pool", 1)
+
+
 def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
-    The groups that share the series' scaling (``normalize``) are computed together, up
-    to ``_CUDA_BATCH`` settings per launch; a batch that overflows is recomputed one
-    setting at a time, so that only the overflowing settings give ``None``.
+    The groups that share the series' scaling and pooling (``normalize``, ``pool``) are
+    computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
+    is recomputed one setting at a time, so that only the overflowing settings give
+    ``None``.
     """
     from .._kernels._cuda import rntk_kernel_cuda_batched
 
@@ -260,9 +265,9 @@ def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     ready = {}
     for g, est in enumerate(ests):
         if g not in ready:
-            scale = getattr(est, "normalize", False)
+            scale = _series_prep(est)
             batch = [h for h in range(g, len(ests))
-                     if getattr(ests[h], "normalize", False) == scale][:_CUDA_BATCH]
+                     if _series_prep(ests[h]) == scale][:_CUDA_BATCH]
             xs = est._prepare(raw)
             try:
                 Ks = rntk_kernel_cuda_batched(xs, None,

@@ -7,6 +7,7 @@ from ._sequences import (
     flatten_padded,
     normalize_series,
     pack_end_aligned,
+    pool_series,
     unit_norm,
 )
 from ._threads import JIT_OPTIONS, blas_threads, compile_notice, numba_threads
@@ -27,5 +28,6 @@ from ._validation import (
 __all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
-           "normalize_series", "numba_threads", "pack_end_aligned", "store_init_params",
-           "unit_norm", "validate_fit_data", "validate_fit_series", "validate_predict_data"]
+           "normalize_series", "numba_threads", "pack_end_aligned", "pool_series",
+           "store_init_params", "unit_norm", "validate_fit_data", "validate_fit_series",
+           "validate_predict_data"]

@@ -38,6 +38,13 @@ DOC = {
         "    Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.\n"
         "Y : same layout as X, default=None\n"
         "    Second set; ``None`` computes the symmetric ``K(X, X)``."),
+    "pool": (
+        "pool : int, default=1\n"
+        "    After the scaling, average each series over blocks of ``pool`` steps\n"
+        "    (counted from its end; a first, shorter block averages the remaining\n"
+        "    steps): the network reads a series ``pool`` times shorter, at a coarser time\n"
+        "    scale, and a mean-readout Gram costs about ``pool**2`` times less. Strides\n"
+        "    and bands count pooled steps."),
     "n_jobs_device": (
         "n_jobs : int, default=None\n"
         "    Numba threads for the kernel (``None``: current setting, ``-1``: all).\n"

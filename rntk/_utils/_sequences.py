@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 __all__ = ["as_sequences", "check_same_channels", "flatten_padded", "pack_end_aligned",
-           "unit_norm", "normalize_series", "NORMALIZATIONS"]
+           "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series"]
 
 
 def _as_float_array(a, name):
@@ -265,6 +265,33 @@ def normalize_series(seqs, how):
     out = unit_norm(seqs)
     if how == "rms":
         out = [s * np.sqrt(s.shape[0]) for s in out]
+    return out
+
+
+def pool_series(seqs, pool):
+    """Average each series over blocks of ``pool`` consecutive steps, counted from its end.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    pool : int
+        Steps per block; a first, shorter block keeps the ``T_i mod pool`` earliest
+        steps (averaged over them).
+
+    Returns
+    -------
+    pooled : list of ndarray of shape (ceil(T_i / pool), m)
+        The block means (``seqs`` itself for ``pool == 1``).
+    """
+    if pool == 1:
+        return seqs
+    out = []
+    for s in seqs:
+        head = s.shape[0] % pool
+        blocks = s[head:].reshape(-1, pool, s.shape[1]).mean(axis=1)
+        out.append(np.concatenate([s[:head].mean(axis=0, keepdims=True), blocks])
+                   if head else blocks)
     return out
 
 

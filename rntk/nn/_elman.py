@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import check_readout
+from .._kernels._rntk import check_band, check_readout
 from .._utils import check_int, check_nonnegative
 
 __all__ = ["ElmanRNN"]
@@ -174,6 +174,12 @@ class ElmanRNN(nn.Module):
         :func:`rntk.rntk_kernel` with ``readout="mean"``.
     readout_stride : int, default=1
         Steps between two readouts of the mean.
+    readout_band : int or None, default=None
+        ``None``: the same ``V`` at every readout. An int ``B``: the readout ``k``
+        (``k = 0`` the last) has its own weights ``V_k = (Z_k + ... + Z_{k+B}) /
+        sqrt(B + 1)``, moving sums of independent ``Z_q``, so that readouts ``k``
+        apart are correlated ``1 - |k| / (B + 1)``: the network of
+        :func:`rntk.rntk_kernel` with ``readout_band=B``. Needs ``max_length``.
 
     Attributes
     ----------
@@ -181,7 +187,8 @@ class ElmanRNN(nn.Module):
         Per layer; shapes ``(n, n)``, ``(n, m_l)``, ``(n,)``, with a leading
         ``max_length`` axis when untied.
     V : torch.nn.Parameter of shape (n_out, n)
-        Readout weights.
+        Readout weights; ``(Q, n_out, n)``, the ``Z_q``, with a ``readout_band``
+        (``Q = ceil(max_length / readout_stride) + readout_band``).
 
     Examples
     --------
@@ -198,7 +205,8 @@ class ElmanRNN(nn.Module):
     def __init__(self, n_in, hidden_size, n_out=1, n_layers=_D["n_layers"],
                  activation=_D["activation"], *, sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"], tied=True,
-                 max_length=None, readout=_D["readout"], readout_stride=_D["readout_stride"]):
+                 max_length=None, readout=_D["readout"], readout_stride=_D["readout_stride"],
+                 readout_band=_D["readout_band"]):
         super().__init__()
         self.n_in = check_int(n_in, "n_in")
         self.hidden_size = check_int(hidden_size, "hidden_size")
@@ -218,12 +226,16 @@ class ElmanRNN(nn.Module):
         check_readout(readout, readout_stride)
         self.readout = readout
         self.readout_stride = int(readout_stride)
-        if self.tied:
+        band = check_band(readout_band)
+        self.readout_band = None if band < 0 else band
+        banded = self.readout == "mean" and self.readout_band is not None
+        if self.tied and not banded:
             if max_length is not None:
                 max_length = check_int(max_length, "max_length")
         else:
             if max_length is None:
-                raise ValueError("an untied network (tied=False) needs max_length")
+                raise ValueError("an untied network (tied=False) or a banded mean readout "
+                                 "(readout_band) needs max_length")
             max_length = check_int(max_length, "max_length")
         self.max_length = max_length
         n = self.hidden_size
@@ -232,7 +244,8 @@ class ElmanRNN(nn.Module):
         self.U = nn.ParameterList([nn.Parameter(torch.empty(*lead, n, self.n_in if l == 0 else n))
                                    for l in range(L)])
         self.b = nn.ParameterList([nn.Parameter(torch.empty(*lead, n)) for _ in range(L)])
-        self.V = nn.Parameter(torch.empty(self.n_out, n))
+        n_z = (-(-max_length // self.readout_stride) + self.readout_band,) if banded else ()
+        self.V = nn.Parameter(torch.empty(*n_z, self.n_out, n))
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -323,9 +336,31 @@ class ElmanRNN(nn.Module):
             s = self.readout_stride
             read = active & ((t_max - 1 - steps) % s == 0)[:, None]
             w = read.to(ref.dtype) / read.sum(0).to(ref.dtype)
+            if self.V.dim() == 3:  # banded: readout k has weights sum_{q=k}^{k+B} Z_q
+                return self._banded_readout(w, inputs, records)
             h = torch.einsum("tb,tbn->bn", w, inputs)
         out = (self.sigma_v / math.sqrt(n)) * h @ self.V.T
         return out, records, h
+
+    def _banded_readout(self, w, inputs, records):
+        """``f = sigma_v / sqrt(n) sum_q Z_q g_q``, ``g_q = sum_{k=q-B}^{q} w_k h_k / sqrt(B+1)``.
+
+        Returns the outputs, the records and the features ``g`` flattened per series
+        (their inner products are the readout weights' part of the NTK).
+        """
+        t_max, batch, n = inputs.shape
+        band, n_z = self.readout_band, self.V.shape[0]
+        idx = torch.arange(t_max - 1, -1, -self.readout_stride, device=inputs.device)
+        if len(idx) + band > n_z:
+            raise ValueError(f"a series has {t_max} steps but this network reads at most "
+                             f"max_length={self.max_length}")
+        feat = w[idx][:, :, None] * inputs[idx]                       # (K, b, n), k = 0 last
+        feat = torch.cat([feat, feat.new_zeros(n_z - len(idx), batch, n)])
+        csum = torch.cumsum(feat, 0)
+        g = (csum - torch.cat([csum.new_zeros(band + 1, batch, n), csum[:-band - 1]])
+             ) / math.sqrt(band + 1)                                  # (Q, b, n)
+        out = (self.sigma_v / math.sqrt(n)) * torch.einsum("qbn,qon->bo", g, self.V)
+        return out, records, g.transpose(0, 1).reshape(batch, -1)
 
     def _ntk_parts(self, X):
         """Per-series gradient factors: output sensitivities of every pre-activation."""

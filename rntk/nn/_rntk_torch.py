@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import _check_family, _check_params, check_readout
+from .._kernels._rntk import _check_family, _check_params, check_band, check_readout
 from .._utils import as_sequences, check_nonnegative
 from .._utils._sequences import series_2d
 
@@ -190,25 +190,32 @@ def _self_variances(data, start, p):
     return [torch.stack(o) for o in out]
 
 
-def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, stride=0):
+def _engine(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, stride=0, band=-1):
     """Kernel of every pair (``outer``: all ``(i, j)``; else ``(i, i)`` of two equal-size sets).
 
     ``stride = 0``: the last-step readout. ``stride = s > 0``: the mean readout, one
     recursion per cut of ``a`` steps from the end of every x (or ``b`` from every y),
-    as in the Numba engine.
+    as in the Numba engine; ``band = B >= 0`` keeps the cuts of at most ``B`` readouts,
+    weighted ``1 - k / (B + 1)``.
     """
     if stride == 0:
         return _chain(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, 0)
     t_max = xdata.shape[0]
     total = 0.0
     n_cuts = -(-t_max // stride)
+    if band >= 0:
+        n_cuts = min(n_cuts, band + 1)
+
+    def weight(k):
+        return 1.0 if band < 0 else 1.0 - k / (band + 1.0)
+
     for k in range(n_cuts):  # cut x by a = k s, then y by b = k s (k >= 1)
         x = _cut(xdata, xstart, xself, k * stride)
-        total = total + _chain(*x, ydata, ystart, yself, same if k == 0 else None, p, outer,
-                               stride)
+        total = total + weight(k) * _chain(*x, ydata, ystart, yself, same if k == 0 else None,
+                                           p, outer, stride)
     for k in range(1, n_cuts):
         y = _cut(ydata, ystart, yself, k * stride)
-        total = total + _chain(xdata, xstart, xself, *y, None, p, outer, stride)
+        total = total + weight(k) * _chain(xdata, xstart, xself, *y, None, p, outer, stride)
     nx = torch.div(t_max - xstart + stride - 1, stride, rounding_mode="floor")
     ny = torch.div(t_max - ystart + stride - 1, stride, rounding_mode="floor")
     count = nx[:, None] * ny[None, :] if outer else nx * ny
@@ -324,8 +331,8 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
                       sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                       sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
                       direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
-                      readout_stride=_D["readout_stride"], device=None, dtype=None,
-                      paired=False):
+                      readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
+                      device=None, dtype=None, paired=False):
     r"""RNTK (or RNN-NNGP) Gram matrix in PyTorch, differentiable end to end.
 
     The same kernel as :func:`rntk.rntk_kernel`, computed with tensor operations:
@@ -362,6 +369,8 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         The readout, as in :func:`rntk.rntk_kernel`.
     readout_stride : int, default=1
         Steps between two readouts of the mean, as in :func:`rntk.rntk_kernel`.
+    readout_band : int or None, default=None
+        Band of the mean readout, as in :func:`rntk.rntk_kernel`.
     device : str or torch.device, default=None
         Where to compute; by default the device of the first tensor argument, else CPU.
     dtype : torch.dtype, default=None
@@ -409,6 +418,7 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         raise ValueError("paired=True needs a second set Y of the same size as X")
     readers = _check_family(direction, diff)
     stride = check_readout(readout, readout_stride)
+    band = check_band(readout_band)
     K = 0.0
     for reverse in readers:  # independent RNNs: their kernels add
         p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device,
@@ -419,13 +429,13 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
                     f"X and Y must hold as many series for a paired kernel; got "
                     f"{xa[0].shape[1]} and {ya[0].shape[1]}"
                 )
-            K = K + _engine(*xa, *ya, None, p, outer=False, stride=stride)
+            K = K + _engine(*xa, *ya, None, p, outer=False, stride=stride, band=band)
             continue
         same = None
         if Y is None:
             n = xa[0].shape[1]
             same = torch.eye(n, dtype=torch.bool, device=xa[0].device)
-        K = K + _engine(*xa, *ya, same, p, outer=True, stride=stride)
+        K = K + _engine(*xa, *ya, same, p, outer=True, stride=stride, band=band)
     if Y is None and not paired:
         K = 0.5 * (K + K.T)
     return K
@@ -436,7 +446,8 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
                            sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                            activation=_D["activation"], kind=_D["kind"],
                            direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
-                           readout_stride=_D["readout_stride"], n_jobs=None):
+                           readout_stride=_D["readout_stride"],
+                           readout_band=_D["readout_band"], n_jobs=None):
     """Exact gradient of the RNTK Gram in the log of its scales, by forward-mode autograd.
 
     The gradient a Gaussian process needs (:class:`rntk.RNTK` uses it for
@@ -452,7 +463,7 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         value shared by all layers) or ``n_layers`` times (one entry per layer, in
         layer order).
     n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride
+readout, readout_stride, readout_band
         As in :func:`rntk.rntk_kernel`.
     n_jobs : int, default=None
         Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
@@ -469,6 +480,7 @@ readout, readout_stride
                  sigma_v=sigma_v)
     p = _params(n_layers, hyper, activation, kind, dtype, device)
     stride = check_readout(readout, readout_stride)
+    band = check_band(readout_band)
     sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
     xs = _as_tensor_sequences(X, "X", dtype, device)
     packed = [_pack(_network_inputs(xs, reverse, diff), max(s.shape[0] for s in xs))
@@ -504,7 +516,7 @@ readout, readout_stride
         for xdata, xstart in packed:
             xself = _self_variances(xdata, xstart, q)
             K = K + _engine(xdata, xstart, xself, xdata, xstart, xself, same, q, outer=True,
-                            stride=stride)
+                            stride=stride, band=band)
         return 0.5 * (K + K.T)
 
     with torch.no_grad():
