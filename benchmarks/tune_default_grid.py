@@ -23,18 +23,20 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import RNTKClassifierCV
-from rntk._model_selection import DEFAULT_ALPHA, DEFAULT_GRID, default_grid
+from rntk._model_selection import DEFAULT_ALPHA, DEFAULT_GRID, default_grid, mean_readouts
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 
 SIGMA_B = [0.0, 0.1, 0.5, 2.0]
 ALPHA = {"alpha": list(DEFAULT_ALPHA)}
-LAST, MEAN = DEFAULT_GRID  # the two families of the default grid
+LAST = DEFAULT_GRID[0]  # the last-step part of the default grid
+# the mean readout of the previous default (no band, no pooling)
+MEAN = {k: v for k, v in DEFAULT_GRID[1].items() if k != "readout_band"}
 
 
 def _with_stride(grid, lengths):
     """Give the mean-readout settings of ``grid`` the default grid's readout stride."""
-    stride = default_grid(lengths)[1]["readout_stride"]
+    stride = max(1, round(max(lengths) / mean_readouts(lengths)))
     return [{**g, "readout_stride": stride} if g.get("readout") == ["mean"] else g
             for g in grid]
 
@@ -51,7 +53,7 @@ GRIDS = {
     "mean readout, 128 readouts, sigma_w x diff (6)": lambda lengths: _with_stride(
         [{**MEAN, "sigma_w": [1.0, 1.2, math.sqrt(2)], "diff": [False, True], **ALPHA}],
         lengths),
-    "default: last (8) + mean (1)": lambda lengths: default_grid(lengths, DEFAULT_ALPHA),
+    "the default grid": lambda lengths: default_grid(lengths, DEFAULT_ALPHA),
 }
 
 

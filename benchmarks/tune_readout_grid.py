@@ -13,13 +13,16 @@ every candidate kernel setting below, then scores candidate *grids* (sets of set
 * **test accuracy** (reported, never used for the choice): the same selection on the whole
   training set, scored on the test set.
 
-Settings: ``bi2`` is the bidirectional two-layer RNTK read out at its last step on
-unit-norm series (``_d0``/``_d1``: ``diff``, ``_b``: ``sigma_b``); ``mK_w..`` is the
-one-layer forward RNTK with ``readout="mean"`` and about ``K`` readouts per series
-(``readout_stride = round(T / K)``) on series scaled to unit RMS per step, ``sigma_u = 0.5``,
-``sigma_b = 0.1`` and the given ``sigma_w``. The grid ``budget`` gives each dataset the
-largest ``K`` in {128, 64, 32, 16} allowed by ``rntk._model_selection.mean_readouts`` (the
-default's cost cap). Results: ``OUT/nested.csv`` (dataset x grid) and ``OUT/nested.md``.
+Settings: ``last_d0``/``last_d1`` are the bidirectional two-layer RNTK read out at its
+last step on unit-norm series (``diff`` off/on, ``sigma_b = 2``). The others are the
+one-layer forward RNTK with ``readout="mean"`` on series scaled to unit RMS per step,
+``sigma_u = 0.5``, ``sigma_b = 0.1``, ``sigma_w = 1.2``: ``band{B}`` reads out every step
+with ``readout_band=B``; ``pool4`` reads block means of 4 steps (``pool=4``) with every
+pair of readouts and the stride of ``rntk._model_selection.mean_readouts`` (the default's
+cost cap); ``full`` reads the unpooled series with every pair of readouts, its stride from
+the same cap; ``full_prev`` is the previous default's (128, 64, 32 or 16 readouts, cap
+5e8). The grid "default" is ``rntk._model_selection.DEFAULT_GRID``. Results:
+``OUT/nested.csv`` (dataset x grid) and ``OUT/nested.md``.
 
 Usage::
 
@@ -28,7 +31,6 @@ Usage::
 
 import argparse
 import csv
-import re
 import time
 from pathlib import Path
 
@@ -38,41 +40,61 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from rntk import rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
 from rntk._model_selection import DEFAULT_ALPHA, RidgeLOOScorer, mean_readouts, search_grams
-from rntk._utils import as_sequences, normalize_series
+from rntk._utils import as_sequences, normalize_series, pool_series
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 
-LAST = {f"bi2_d{int(d)}_b{b}": dict(direction="bidirectional", n_layers=2, diff=d, sigma_b=b)
-        for d in (False, True) for b in (0.0, 0.1, 0.5, 2.0)}
-MEAN = {f"m{k}_w{w}": (k, w) for k in (16, 32, 64, 128) for w in (1.0, 1.2, 1.41)}
+MEAN = dict(readout="mean", sigma_u=0.5, sigma_b=0.1, sigma_w=1.2)
+SETTINGS = {
+    "last_d0": ("norm", 1, dict(direction="bidirectional", n_layers=2, diff=False,
+                                sigma_b=2.0)),
+    "last_d1": ("norm", 1, dict(direction="bidirectional", n_layers=2, diff=True,
+                                sigma_b=2.0)),
+    **{f"band{b}": ("rms", 1, dict(MEAN, readout_band=b)) for b in (4, 8, 16, 32)},
+    "pool4": ("rms", 4, MEAN),
+    "full": ("rms", 1, MEAN),
+    "full_prev": ("rms", 1, MEAN),
+}
 GRIDS = {
-    "last step, 8 settings (previous default)": r"bi2_.*",
-    "mean, 32 readouts, 3 sigma_w": r"m32_.*",
-    "last 8 + mean 32 x 3 sigma_w": r"bi2_.*|m32_.*",
-    "last 8 + mean 64 (sigma_w 1.2)": r"bi2_.*|m64_w1.2",
-    "last 8 + mean 128 (sigma_w 1.2)": r"bi2_.*|m128_w1.2",
-    "last 2 (sigma_b 2) + mean 128 (sigma_w 1.2)": r"bi2_d._b2.0|m128_w1.2",
-    "last 2 (sigma_b 2) + mean, budget (the default)": r"bi2_d._b2.0|budget_w1.2",
+    "previous default: last 2 + full_prev": "last_d0 last_d1 full_prev",
+    "last 2 + full": "last_d0 last_d1 full",
+    "last 2 + pool4": "last_d0 last_d1 pool4",
+    "last 2 + band8": "last_d0 last_d1 band8",
+    "last 2 + band4 + pool4": "last_d0 last_d1 band4 pool4",
+    "last 2 + band8 + pool4 (the default)": "last_d0 last_d1 band8 pool4",
+    "last 2 + band16 + pool4": "last_d0 last_d1 band16 pool4",
+    "last 2 + band32 + pool4": "last_d0 last_d1 band32 pool4",
+    "last 2 + band8 + band32 + pool4": "last_d0 last_d1 band8 band32 pool4",
+    "last 2 + band8 + pool4 + full": "last_d0 last_d1 band8 pool4 full",
 }
 
 
-def _setting(key, T):
-    if key in LAST:
-        return "norm", LAST[key]
-    k, w = MEAN[key]
-    return "rms", dict(readout="mean", readout_stride=max(1, round(T / k)), sigma_w=w,
-                       sigma_u=0.5, sigma_b=0.1)
+def _stride(key, lengths):
+    """Return the readout stride of a mean setting on these training lengths."""
+    if key == "full_prev":  # the previous default: 128 halved while n^2 R T > 5e8
+        n, t, r = len(lengths), max(lengths), 128
+        while r > 16 and n * n * min(r, t) * t > 5e8:
+            r //= 2
+        return max(1, round(t / r))
+    if key in ("full", "pool4"):
+        pool = SETTINGS[key][1]
+        return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
+    return 1
 
 
 def _grams(name, key, data, cache):
     path = cache / f"{name}__{key}.npz"
     if not path.exists():
         xtr, xte = data
-        how, kw = _setting(key, max(len(x) for x in xtr))
-        xtr, xte = normalize_series(xtr, how), normalize_series(xte, how)
-        np.savez(path, Ktr=rntk_kernel(xtr, **kw), Kte=rntk_kernel(xte, xtr, **kw))
+        how, pool, kw = SETTINGS[key]
+        if kw.get("readout") == "mean":
+            kw = dict(kw, readout_stride=_stride(key, [len(x) for x in xtr]))
+        xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
+        t0 = time.perf_counter()
+        Ktr, Kte = rntk_kernel(xtr, **kw), rntk_kernel(xte, xtr, **kw)
+        np.savez(path, Ktr=Ktr, Kte=Kte, seconds=time.perf_counter() - t0)
     z = np.load(path)
-    return z["Ktr"], z["Kte"]
+    return z["Ktr"], z["Kte"], float(z["seconds"])
 
 
 def _select_predict(Ks, y, Kts):
@@ -103,35 +125,35 @@ def main(argv=None):
         t0 = time.perf_counter()
         Xtr, y, Xte, yte = load_ucr(name, data_home=args.data_home, download=False)
         data = as_sequences(Xtr, "X"), as_sequences(Xte, "X")
-        lengths = [len(x) for x in data[0]]
-        budget = f"m{mean_readouts(lengths)}_w1.2"
         _, counts = np.unique(y, return_counts=True)
         cv = (StratifiedKFold(5, shuffle=True, random_state=0) if counts.min() >= 5
               else KFold(5, shuffle=True, random_state=0))
         folds = list(cv.split(np.zeros((len(y), 1)), y))
-        for grid, pattern in GRIDS.items():
-            keys = [k for k in [*LAST, *MEAN] if re.fullmatch(pattern, k)]
-            keys += [budget] if "budget" in pattern else []
+        for grid, keys in GRIDS.items():
+            keys = keys.split()
             grams = [_grams(name, k, data, cache) for k in keys]
             hits = 0
             for tr, te in folds:
-                pred = _select_predict([K[np.ix_(tr, tr)] for K, _ in grams], y[tr],
-                                       [K[np.ix_(te, tr)] for K, _ in grams])
+                pred = _select_predict([K[np.ix_(tr, tr)] for K, _, _ in grams], y[tr],
+                                       [K[np.ix_(te, tr)] for K, _, _ in grams])
                 hits += int(np.sum(pred == y[te]))
-            pred = _select_predict([K for K, _ in grams], y, [Kt for _, Kt in grams])
+            pred = _select_predict([K for K, _, _ in grams], y, [Kt for _, Kt, _ in grams])
             rows.append({"dataset": name, "grid": grid, "nested_cv": hits / len(y),
-                         "test": float(np.mean(pred == yte))})
+                         "test": float(np.mean(pred == yte)),
+                         "gram_seconds": sum(g[2] for g in grams)})
         print(f"{name:<20} {time.perf_counter() - t0:6.1f} s", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "nested.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    lines = ["| grid | mean nested-CV accuracy (%) | mean test accuracy (%) |", "|---|---:|---:|"]
+    lines = ["| grid | mean nested-CV accuracy (%) | mean test accuracy (%) | all Grams (s) |",
+             "|---|---:|---:|---:|"]
     for grid in GRIDS:
         r = [row for row in rows if row["grid"] == grid]
         lines.append(f"| {grid} | {100 * np.mean([x['nested_cv'] for x in r]):.2f} | "
-                     f"{100 * np.mean([x['test'] for x in r]):.2f} |")
+                     f"{100 * np.mean([x['test'] for x in r]):.2f} | "
+                     f"{sum(x['gram_seconds'] for x in r):.1f} |")
     md = "\n".join(lines) + "\n"
     (out / "nested.md").write_text(md)
     print(md)

@@ -10,7 +10,7 @@ from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
-from rntk._model_selection import default_grid, mean_readouts
+from rntk._model_selection import MEAN_POOL, default_grid, mean_readouts
 
 
 def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
@@ -66,9 +66,11 @@ def test_default_search_is_the_ridge_classifier(rng):
     grid = default_grid([len(x) for x in X], [1.0])
     assert best.model == "ridge"
     assert set(search.best_params_) in [{*g} for g in grid]
-    # the mean-readout settings read out every round(T / readouts) steps
+    # the pooled mean-readout setting reads out every round(T / pool / readouts) steps
+    pooled = -(-X.shape[1] // MEAN_POOL)
     strides = {p.get("readout_stride") for p in search.cv_results_["params"]}
-    assert strides == {None, max(1, round(X.shape[1] / mean_readouts([X.shape[1]] * len(X))))}
+    assert strides == {None, max(1, round(pooled / mean_readouts([X.shape[1]] * len(X),
+                                                                 MEAN_POOL)))}
     refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
     np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
                                rtol=1e-10, atol=1e-12)
@@ -137,8 +139,10 @@ def test_mean_readouts_respect_the_cost_cap():
     from rntk._model_selection import MEAN_BUDGET, MEAN_READOUTS
 
     assert mean_readouts([150] * 50) == MEAN_READOUTS  # small: every readout affordable
+    assert mean_readouts([40] * 50) == 40  # at most one readout per step
+    assert mean_readouts([150] * 50, pool=4) == 38  # per pooled step
     for n, t in [(400, 200), (500, 128), (322, 512), (5000, 1000)]:
         k = mean_readouts([t] * n)
         assert 16 <= k <= MEAN_READOUTS
-        assert k == 16 or n * n * min(k, t) * t <= MEAN_BUDGET
-        assert k == MEAN_READOUTS or n * n * min(2 * k, t) * t > MEAN_BUDGET
+        assert k == 16 or n * n * k * t <= MEAN_BUDGET
+        assert k == MEAN_READOUTS or n * n * (k + 1) * t > MEAN_BUDGET

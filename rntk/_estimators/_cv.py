@@ -94,11 +94,13 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 3 kernel settings (the bidirectional 2-layer "
-             "RNTK, ``diff`` off or on, ``sigma_b = 2``, unit-norm series; and the "
-             "mean-readout RNTK, up to 128 readouts per series, RMS-scaled series) x 9 "
-             "relative ridges ``alpha`` (``1e-6 .. 100``); with ``protocol='paper'`` the "
-             "paper's 900 kernel settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` 4 kernel settings (the bidirectional 2-layer "
+             "RNTK read out at the last step, ``diff`` off or on, ``sigma_b = 2``, "
+             "unit-norm series; and the one-layer mean-readout RNTK on RMS-scaled "
+             "series, read out at every step with a band of 8 steps, or on block means "
+             "of 4 steps with up to 128 readouts) x 9 relative ridges ``alpha`` "
+             "(``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 kernel "
+             "settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
@@ -153,8 +155,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 3 kernel settings x 9 ridges
-    27
+    >>> len(clf.cv_results_["params"])  # 4 kernel settings x 9 ridges
+    36
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}

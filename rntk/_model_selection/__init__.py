@@ -5,7 +5,11 @@ from ._grids import (
     DEFAULT_GRID,
     DEFAULT_REGRESSION_ALPHA,
     DEFAULT_REGRESSION_GRID,
+    LAST_STEP_GRID,
+    MEAN_BAND,
     MEAN_BUDGET,
+    MEAN_NETWORK,
+    MEAN_POOL,
     MEAN_READOUTS,
     PAPER_ALPHA,
     PAPER_C,
@@ -17,7 +21,8 @@ from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kern
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
-           "DEFAULT_REGRESSION_GRID", "MEAN_BUDGET", "MEAN_READOUTS", "PAPER_ALPHA",
+           "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",
+           "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA",
            "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",
            "RidgeLOOScorer", "SVCFoldScorer", "default_grid", "mean_readouts",
            "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams"]

@@ -9,62 +9,76 @@ grids were chosen by nested cross-validation on the training sets of 24 UCR data
 import math
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
-           "DEFAULT_REGRESSION_GRID", "MEAN_BUDGET", "MEAN_READOUTS", "PAPER_ALPHA",
-           "PAPER_C", "PAPER_GRID", "default_grid", "mean_readouts"]
+           "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",
+           "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C",
+           "PAPER_GRID", "default_grid", "mean_readouts"]
 
-#: Readouts per series of the mean-readout setting of the default grid, at most: the
-#: largest of 128, 64, 32, 16 whose training Gram costs at most ``MEAN_BUDGET``
-#: pair-readout-steps (``n_train^2 x readouts x T``), at least 16; its
-#: ``readout_stride`` is the longest training series divided by it, rounded (>= 1).
+#: Readouts per series of the pooled mean-readout setting of the default grid, at most:
+#: fewer when its training Gram would cost more than ``MEAN_BUDGET`` pair-readout-steps
+#: (``n_train^2 x readouts x T``, ``T`` the pooled length), at least 16; its
+#: ``readout_stride`` is the pooled length divided by it, rounded (>= 1).
 MEAN_READOUTS = 128
-#: Cost cap of the mean-readout setting (about 1 s of one core per 1e9 on the machines
-#: here): it keeps the default search within 5x MiniRocket's time on the UCR sets
-#: (4.5x measured; 1e9 gave 5.5x).
-MEAN_BUDGET = 5e8
+#: Cost cap of the pooled mean-readout setting (about 1 s of one core per 1e9 on the
+#: machines here).
+MEAN_BUDGET = 1e9
+#: Steps averaged into one by the pooled mean-readout setting.
+MEAN_POOL = 4
+#: Band of the banded mean-readout setting (readouts, one per step).
+MEAN_BAND = 8
 
-#: Kernel settings of the default (leave-one-out) classifier protocol, two families
-#: (other parameters keep the estimator's values, ``sigma_w = sqrt(2)``, ``sigma_u = 1``
-#: unless set here):
+#: The part of the default grid read out at the last step: the bidirectional two-layer
+#: ReLU RNTK with and without difference channels, ``sigma_b = 2``, unit-norm series.
+LAST_STEP_GRID = {"direction": ["bidirectional"], "n_layers": [2], "diff": [False, True],
+                  "sigma_b": [2.0]}
+#: The shared network of the mean-readout settings: forward, one layer, series scaled to
+#: unit RMS per step, ``sigma_u = 0.5``, ``sigma_w = 1.2`` (a memory of a few tens of
+#: steps), ``sigma_b = 0.1``.
+MEAN_NETWORK = {"readout": ["mean"], "normalize": ["rms"], "sigma_u": [0.5],
+                "sigma_b": [0.1], "sigma_w": [1.2]}
+
+#: Kernel settings of the default (leave-one-out) classifier protocol (other parameters
+#: keep the estimator's values):
 #:
-#: * the last-step readout: the bidirectional two-layer ReLU RNTK with and without
-#:   difference channels, ``sigma_b = 2``, unit-norm series (2 settings);
-#: * the mean readout (up to ``MEAN_READOUTS`` readouts per series), forward, one layer,
-#:   series scaled to unit RMS per step, ``sigma_u = 0.5``, ``sigma_w = 1.2`` (a memory
-#:   of a few tens of steps), ``sigma_b = 0.1`` (1 setting).
+#: * ``LAST_STEP_GRID`` (2 settings);
+#: * the banded mean readout: ``MEAN_NETWORK`` read out at every step, pairs of readouts
+#:   at most ``MEAN_BAND`` steps apart (shapes compared up to small shifts);
+#: * the pooled mean readout: ``MEAN_NETWORK`` on block means of ``MEAN_POOL`` steps,
+#:   every pair of readouts (shapes compared at any shift, on a coarser time scale),
+#:   with the readout stride of :func:`mean_readouts`.
 #:
 #: Chosen by nested cross-validation on the training sets of 24 UCR datasets
 #: (selection by leave-one-out inside 5 outer folds; the test sets were not used) under
-#: the time budget: mean nested accuracy 86.27%, against 84.12% for the 8 last-step
-#: settings of the previous default, 86.61% with ``MEAN_BUDGET = 1e9`` and 87.20% with
-#: 128 readouts everywhere, and 86.30% for the 8 last-step settings plus 3 mean settings
-#: of 32 readouts (all three over the budget); see ``benchmarks/README.md``.
+#: the time budget: mean nested accuracy 88.87%, against 86.27% for the previous
+#: default (last step + one unpooled, unbanded mean readout), 84.12% for the 8
+#: last-step settings before it, 89.01% with a band of 16 (1.3x the Gram time) and
+#: 89.32% with the unpooled, unbanded mean readout added (2.5x the Gram time); see
+#: ``benchmarks/README.md`` and ``benchmarks/tune_readout_grid.py``.
 DEFAULT_GRID = [
-    {"direction": ["bidirectional"], "n_layers": [2], "diff": [False, True],
-     "sigma_b": [2.0]},
-    {"readout": ["mean"], "normalize": ["rms"], "sigma_u": [0.5], "sigma_b": [0.1],
-     "sigma_w": [1.2]},
+    LAST_STEP_GRID,
+    {**MEAN_NETWORK, "readout_band": [MEAN_BAND]},
+    {**MEAN_NETWORK, "pool": [MEAN_POOL]},
 ]
 
 
-def mean_readouts(lengths):
-    """Return the readouts per series of the default grid's mean-readout setting.
+def mean_readouts(lengths, pool=1):
+    """Return the readouts per series of the default grid's pooled mean-readout setting.
 
     Parameters
     ----------
     lengths : array-like of int
         Lengths of the training series.
+    pool : int, default=1
+        Steps averaged into one before the kernel.
 
     Returns
     -------
     readouts : int
-        The largest of ``MEAN_READOUTS``, its halves down to 16, whose training Gram
-        costs at most ``MEAN_BUDGET`` (16 when none does).
+        ``MEAN_READOUTS``, or fewer (at least 16, at most the pooled length) when the
+        training Gram would cost more than ``MEAN_BUDGET``.
     """
-    n, t_max = len(lengths), max(lengths)
-    readouts = MEAN_READOUTS
-    while readouts > 16 and n * n * min(readouts, t_max) * t_max > MEAN_BUDGET:
-        readouts //= 2
-    return readouts
+    n, t_max = len(lengths), -(-max(lengths) // pool)
+    affordable = int(MEAN_BUDGET // (n * n * t_max))
+    return min(MEAN_READOUTS, t_max, max(16, affordable))
 
 
 def default_grid(lengths, alphas=None):
@@ -80,14 +94,16 @@ def default_grid(lengths, alphas=None):
     Returns
     -------
     grid : list of dict
-        ``DEFAULT_GRID`` with the ``readout_stride`` of its mean-readout setting
-        (``max(lengths) / mean_readouts(lengths)``, rounded, at least 1) and the ridges.
+        ``DEFAULT_GRID``, its pooled mean-readout setting with the ``readout_stride``
+        ``ceil(max(lengths) / MEAN_POOL) / mean_readouts(lengths, MEAN_POOL)``, rounded,
+        at least 1, and the ridges.
     """
-    stride = max(1, int(round(max(lengths) / mean_readouts(lengths))))
+    pooled = -(-max(lengths) // MEAN_POOL)
+    stride = max(1, int(round(pooled / mean_readouts(lengths, MEAN_POOL))))
     grid = []
     for g in DEFAULT_GRID:
         g = dict(g)
-        if g.get("readout") == ["mean"]:
+        if g.get("pool") == [MEAN_POOL]:
             g["readout_stride"] = [stride]
         if alphas is not None:
             g["alpha"] = list(alphas)

@@ -19,7 +19,9 @@ from .._kernels import KERNELS, KernelSpec
 from .._model_selection import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
+    MEAN_BAND,
     MEAN_BUDGET,
+    MEAN_POOL,
     MEAN_READOUTS,
     PAPER_C,
     PAPER_GRID,
@@ -76,7 +78,7 @@ PROTOCOLS = {
         "alpha": DEFAULT_ALPHA,
         "rntk": None,
         # what the default grid is made of: a changed default invalidates cached results
-        "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET],
+        "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET, MEAN_POOL, MEAN_BAND],
         **_PAPER_BASELINES,
     },
     "fast": {
