@@ -77,6 +77,7 @@ def test_gradient_of_homogeneous_parameters(rng):
 @pytest.mark.parametrize("activation, family", [
     ("relu", {}), ("erf", {}),
     ("relu", dict(readout="mean", readout_stride=2, direction="bidirectional")),
+    ("erf", dict(readout="mean", readout_band=1)),
 ])
 def test_gradient_matches_independent_differences(rng, activation, family):
     # reference: 4th-order central differences of rntk_kernel in log-sigma, other step
