@@ -103,19 +103,23 @@ def test_family_network_forward_and_generic_ntk_agree():
 
 
 # --- the mean readout -------------------------------------------------------------------
-@pytest.mark.parametrize("direction, diff, activation, n_layers, stride", [
-    ("forward", False, "relu", 1, 1), ("forward", True, "erf", 2, 2),
-    ("backward", False, "relu", 2, 3), ("bidirectional", True, "relu", 1, 2),
-    ("forward", False, "linear", 1, 1),
+@pytest.mark.parametrize("direction, diff, activation, n_layers, stride, band", [
+    ("forward", False, "relu", 1, 1, None), ("forward", True, "erf", 2, 2, None),
+    ("backward", False, "relu", 2, 3, None), ("bidirectional", True, "relu", 1, 2, None),
+    ("forward", False, "linear", 1, 1, None),
+    # a band of B readouts: only pairs at most B apart, weighted 1 - |k| / (B + 1)
+    ("forward", False, "relu", 1, 1, 0), ("forward", False, "relu", 1, 1, 2),
+    ("forward", True, "erf", 2, 2, 1), ("backward", False, "relu", 2, 1, 3),
+    ("bidirectional", True, "linear", 1, 2, 1),
 ])
 @pytest.mark.parametrize("kind", ["ntk", "nngp"])
 def test_mean_readout_matches_reference(rng, direction, diff, activation, n_layers, stride,
-                                        kind):
+                                        band, kind):
     X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
     Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
     params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
                   sigma_w=1.3, direction=direction, diff=diff, kind=kind, readout="mean",
-                  readout_stride=stride)
+                  readout_stride=stride, readout_band=band)
     K = rntk_kernel(X, **params)
     np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
     np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
@@ -221,28 +225,6 @@ def _hidden(net, x):
 
 
 # --- the banded mean readout --------------------------------------------------------------
-@pytest.mark.parametrize("direction, diff, activation, n_layers, stride, band", [
-    ("forward", False, "relu", 1, 1, 0), ("forward", False, "relu", 1, 1, 2),
-    ("forward", True, "erf", 2, 2, 1), ("backward", False, "relu", 2, 1, 3),
-    ("bidirectional", True, "linear", 1, 2, 1),
-])
-@pytest.mark.parametrize("kind", ["ntk", "nngp"])
-def test_banded_mean_readout_matches_reference(rng, direction, diff, activation, n_layers,
-                                               stride, band, kind):
-    X = [rng.normal(size=(t, 2)) for t in (4, 7, 1, 5)]
-    Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
-    params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
-                  sigma_w=1.3, direction=direction, diff=diff, kind=kind, readout="mean",
-                  readout_stride=stride, readout_band=band)
-    K = rntk_kernel(X, **params)
-    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
-    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
-                               rtol=1e-10)
-    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
-    np.testing.assert_array_equal(K, K.T)
-    assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()
-
-
 def test_banded_mean_readout_limits(rng):
     X = [rng.normal(size=t) for t in (5, 9, 6)]
     Y = [rng.normal(size=t) for t in (7, 2)]

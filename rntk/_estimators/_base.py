@@ -9,14 +9,8 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
-from .._utils import (
-    DOC,
-    fill_doc,
-    normalize_series,
-    pool_series,
-    validate_fit_data,
-    validate_predict_data,
-)
+from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
+from .._utils._sequences import pool_series
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 

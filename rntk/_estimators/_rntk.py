@@ -118,9 +118,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"],
-                 model="svc", C=1.0, class_weight=None, alpha=1e-3,
-                 normalize=True, pool=1, n_jobs=None, device="cpu"):
+                 readout_band=_D["readout_band"], model="svc", C=1.0, class_weight=None,
+                 alpha=1e-3, normalize=True, pool=1, n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
