@@ -341,3 +341,18 @@ def test_pooling_averages_blocks_of_steps_from_the_end(rng):
     best = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
     np.testing.assert_allclose(search.decision_function(X), best.decision_function(X),
                                rtol=1e-10)
+
+
+def test_sums_of_family_kernels_are_kernel_objects_sums(rng):
+    """A weighted sum of two networks' kernels (scikit-learn kernel algebra on RNTK)."""
+    from sklearn.gaussian_process.kernels import ConstantKernel
+
+    from rntk import RNTK, as_object_array
+
+    X = [rng.normal(size=t) for t in (5, 7, 3, 6)]
+    last = dict(direction="bidirectional", n_layers=2, diff=True)
+    mean = dict(readout="mean", readout_band=2, sigma_w=1.2)
+    k = RNTK(**last) + ConstantKernel(0.5, "fixed") * RNTK(**mean)
+    np.testing.assert_allclose(k(as_object_array(X)),
+                               rntk_kernel(X, **last) + 0.5 * rntk_kernel(X, **mean),
+                               rtol=1e-12)
