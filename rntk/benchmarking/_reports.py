@@ -16,6 +16,7 @@ import math
 import os
 import secrets
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -495,7 +496,10 @@ def _draw(panels, path, title):
     if any(len(p["names"]) > _MAX_LABELS for p in panels):
         title += (f"\n(panels of more than {_MAX_LABELS} datasets: labels on up to "
                   f"{_FAR_LABELS} of those farthest from the diagonal)")
-    fig.suptitle(title, fontsize=11)
+    # wrap the title to the figure's width (a single panel is narrow)
+    width = int(9 * 4.6 * ncols)
+    fig.suptitle("\n".join(textwrap.fill(line, width) for line in title.split("\n")),
+                 fontsize=11)
     fig.tight_layout()
     with _replacing(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
