@@ -6,7 +6,8 @@ CUDA toolkit) and torch with CUDA for the torch column. It measures, in one proc
 
 1. agreement with the CPU engine (:func:`rntk.rntk_kernel`) on ``N = 2000`` series of
    mixed lengths in float64 (max relative difference, target 1e-12) and float32, and on
-   a few option sets (erf, layers, nngp, sigma_h, bidirectional, diff, mean readout),
+   a few option sets (erf, layers, nngp, sigma_h, bidirectional, diff, mean readout,
+   banded mean readout),
    on two-channel series (one channel puts every pair's first step at correlation
    +-1, where arccos is ill-conditioned: two correct implementations differ by ~1e-11);
 2. throughput of the fused kernel, float64 and float32, on ``K(X, X)`` for
@@ -183,6 +184,8 @@ def main(argv=None):
 
     if "readout" in inspect.signature(rntk_kernel).parameters:
         options.append(dict(readout="mean", readout_stride=1 if args.smoke else 10))
+    if "readout_band" in inspect.signature(rntk_kernel).parameters:
+        options.append(dict(readout="mean", readout_band=8))
     for opt in options:
         name = ",".join(f"{k}={v}" for k, v in opt.items())
         for Y in (None, Yo):

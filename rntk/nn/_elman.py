@@ -257,7 +257,8 @@ class ElmanRNN(nn.Module):
     def extra_repr(self):  # noqa: D102
         return (f"n_in={self.n_in}, hidden_size={self.hidden_size}, n_out={self.n_out}, "
                 f"n_layers={self.n_layers}, activation={self.activation!r}, tied={self.tied}, "
-                f"readout={self.readout!r}")
+                f"readout={self.readout!r}"
+                + (f", readout_band={self.readout_band}" if self.V.dim() == 3 else ""))
 
     def forward(self, X, h0=None):
         """Compute the outputs of the network for a batch of sequences.
