@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ._kernels._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
-from ._kernels._rntk import _check_family, _check_out, _check_params
+from ._kernels._rntk import _check_family, _check_out, _check_params, check_band, check_readout
 from ._kernels._rntk import rntk_kernel as _local_kernel
 from ._utils import DOC, as_sequences, check_int, check_n_jobs, check_same_channels, fill_doc
 
@@ -142,6 +142,8 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=None, out=None, verbose=Fa
     _check_params(*(full[k] for k in ("n_layers", "sigma_w", "sigma_u", "sigma_b", "sigma_h",
                                       "sigma_v", "activation", "kind")))
     _check_family(full["direction"], full["diff"])
+    check_readout(full["readout"], full["readout_stride"])
+    check_band(full["readout_band"])
     if block_size is not None:
         block_size = check_int(block_size, "block_size")
     xs = as_sequences(X, "X")

@@ -50,6 +50,15 @@ def test_auto_block_size():
     assert _auto_block_size(100000, 5, False, 4) == 5
 
 
+@pytest.mark.skipif(distributed is None, reason="needs dask's distributed scheduler")
+def test_bad_readouts_are_refused_before_any_cluster_starts(rng):
+    X = rng.normal(size=(4, 6))
+    with pytest.raises(ValueError, match="readout_band"):
+        rntk_kernel(X, readout="mean", readout_band=-1)
+    with pytest.raises(ValueError, match="unknown readout"):
+        rntk_kernel(X, readout="max")
+
+
 @needs_cluster
 def test_own_local_cluster(rng):
     """client=None: a local cluster for the call (first, before the shared one starts)."""
