@@ -9,6 +9,17 @@ from tests.reference import family_gram
 OPTIONS = [(d, f) for d in ("forward", "backward", "bidirectional") for f in (False, True)]
 
 
+def _assert_matches_reference(X, Y, params):
+    """K(X, X), K(X, Y) and the diagonal against the slow definition; return K(X, X)."""
+    K = rntk_kernel(X, **params)
+    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
+    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
+                               rtol=1e-10)
+    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
+    np.testing.assert_array_equal(K, K.T)  # symmetric by construction
+    return K
+
+
 @pytest.mark.parametrize("direction, diff", OPTIONS)
 @pytest.mark.parametrize("activation, n_layers", [("relu", 1), ("erf", 2)])
 def test_family_matches_reference(rng, direction, diff, activation, n_layers):
@@ -16,12 +27,7 @@ def test_family_matches_reference(rng, direction, diff, activation, n_layers):
     Y = [rng.normal(size=(t, 2)) for t in (6, 3)]
     params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
                   sigma_w=1.3, direction=direction, diff=diff)
-    K = rntk_kernel(X, **params)
-    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
-    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
-                               rtol=1e-10)
-    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
-    np.testing.assert_array_equal(K, K.T)
+    _assert_matches_reference(X, Y, params)
 
 
 def test_family_options_are_validated(rng):
@@ -120,12 +126,7 @@ def test_mean_readout_matches_reference(rng, direction, diff, activation, n_laye
     params = dict(n_layers=n_layers, activation=activation, sigma_b=0.3, sigma_h=0.4,
                   sigma_w=1.3, direction=direction, diff=diff, kind=kind, readout="mean",
                   readout_stride=stride, readout_band=band)
-    K = rntk_kernel(X, **params)
-    np.testing.assert_allclose(K, family_gram(X, **params), rtol=1e-10)
-    np.testing.assert_allclose(rntk_kernel(X, Y, **params), family_gram(X, Y, **params),
-                               rtol=1e-10)
-    np.testing.assert_allclose(rntk_diag(X, **params), np.diag(K), rtol=1e-12)
-    np.testing.assert_array_equal(K, K.T)
+    K = _assert_matches_reference(X, Y, params)
     assert np.linalg.eigvalsh(K).min() > -1e-10 * np.abs(K).max()
 
 
