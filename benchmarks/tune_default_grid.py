@@ -23,15 +23,20 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import RNTKClassifierCV
-from rntk._model_selection import DEFAULT_ALPHA, DEFAULT_GRID, default_grid, mean_readouts
+from rntk._model_selection import (
+    DEFAULT_ALPHA,
+    LAST_STEP_GRID,
+    MEAN_NETWORK,
+    default_grid,
+    mean_readouts,
+)
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 
 SIGMA_B = [0.0, 0.1, 0.5, 2.0]
 ALPHA = {"alpha": list(DEFAULT_ALPHA)}
-LAST = DEFAULT_GRID[0]  # the last-step part of the default grid
-# the mean readout of the previous default (no band, no pooling)
-MEAN = {k: v for k, v in DEFAULT_GRID[1].items() if k != "readout_band"}
+LAST = LAST_STEP_GRID  # the last-step part of the default grid
+MEAN = MEAN_NETWORK  # the mean readout of the previous default (no band, no pooling)
 
 
 def _with_stride(grid, lengths):
