@@ -42,7 +42,7 @@ MEAN = MEAN_NETWORK  # the mean readout of the previous default (no band, no poo
 def _with_stride(grid, lengths):
     """Give the mean-readout settings of ``grid`` the default grid's readout stride."""
     stride = max(1, round(max(lengths) / mean_readouts(lengths)))
-    return [{**g, "readout_stride": stride} if g.get("readout") == ["mean"] else g
+    return [{**g, "readout_stride": [stride]} if g.get("readout") == ["mean"] else g
             for g in grid]
 
 
