@@ -49,7 +49,7 @@ def _with_stride(grid, lengths):
 # each candidate grid is a function of the training lengths (the readout stride)
 GRIDS = {
     "forward, sigma_b (4)": lambda lengths: [{"sigma_b": SIGMA_B, **ALPHA}],
-    "bidirectional, 2 layers, diff, sigma_b (8)": lambda lengths: [{**LAST, **ALPHA}],
+    "bidirectional, 2 layers, diff, sigma_b = 2 (2)": lambda lengths: [{**LAST, **ALPHA}],
     "direction x diff x depth x sigma_b (32)": lambda lengths: [{
         "direction": ["forward", "bidirectional"], "diff": [False, True],
         "n_layers": [1, 2], "sigma_b": SIGMA_B, **ALPHA}],
