@@ -27,6 +27,18 @@ def _as_array_like(X):
     return X
 
 
+def _is_constant(mean, std, n):
+    """Channels whose standard deviation is only the rounding error of their mean.
+
+    The bound of scikit-learn's ``StandardScaler`` (``var <= n eps var + (n mean
+    eps)^2``): the computed standard deviation of a constant channel is a few ulp of
+    its mean, not 0, and dividing by it would blow the rounding up to +-1.
+    """
+    eps = np.finfo(np.float64).eps
+    var = std * std
+    return var <= n * eps * var + (n * mean * eps) ** 2
+
+
 @fill_doc(**DOC)
 class SeriesScaler(TransformerMixin, BaseEstimator):
     """Scale every series on its own: z-normalisation or unit norm.
@@ -101,8 +113,9 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
         else:
             out = []
             for s in seqs:
-                std = s.std(axis=0)
-                out.append((s - s.mean(axis=0)) / np.where(std > 0, std, 1.0))
+                mean, std = s.mean(axis=0), s.std(axis=0)
+                out.append(np.where(_is_constant(mean, std, len(s)), 0.0,
+                                    (s - mean) / np.where(std > 0, std, 1.0)))
         if len({len(s) for s in out}) > 1:
             return out
         arr = np.stack(out)

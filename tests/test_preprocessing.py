@@ -49,3 +49,23 @@ _LENGTHS = "series of another length than in fit are valid input: only the chann
     "check_n_features_in_after_fitting": _LENGTHS, "check_transformer_general": _LENGTHS})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("value", [0.1, -3.3, 1e6 + 0.1, 1e-300])
+@pytest.mark.parametrize("length", [3, 150, 1000])
+def test_constant_series_become_zero(value, length):
+    # the standard deviation of a constant series is a few ulp, not 0: it must not be
+    # blown up to +-1 (0.1 of length 3 gave all -1, of length 150 all +1)
+    Z = SeriesScaler().fit_transform(np.full((2, length), value))
+    assert np.array_equal(Z, np.zeros((2, length)))
+    # one constant channel beside a varying one
+    t = np.arange(length, dtype=float)
+    Z = SeriesScaler().fit_transform(np.stack([np.c_[np.full(length, value), t]]))
+    assert np.all(Z[..., 0] == 0.0)
+    assert np.std(Z[0, :, 1]) == pytest.approx(1.0)
+
+
+def test_tiny_but_real_variation_is_still_scaled():
+    x = np.array([[1.0, 1.0 + 1e-10, 1.0, 1.0 - 1e-10]])
+    z = SeriesScaler().fit_transform(x)
+    assert np.std(z) == pytest.approx(1.0) and np.mean(z) == pytest.approx(0.0, abs=1e-6)
