@@ -77,12 +77,7 @@ def eigh_gram(K, fit_intercept=False):
 
     Examples
     --------
-    >>> from contextlib import nullcontext
-
-    import numpy as np
-    from threadpoolctl import threadpool_limits
-
-    from .._utils._docs import fill_doc
+    >>> import numpy as np
     >>> A = np.random.default_rng(0).normal(size=(5, 3))
     >>> l, Q = eigh_gram(A @ A.T)
     >>> bool(np.allclose(Q @ np.diag(l) @ Q.T, A @ A.T))
@@ -159,12 +154,7 @@ def ridge_loo_predictions(eig, Y, alphas, fit_intercept=None):
 
     Examples
     --------
-    >>> from contextlib import nullcontext
-
-    import numpy as np
-    from threadpoolctl import threadpool_limits
-
-    from .._utils._docs import fill_doc
+    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> A = rng.normal(size=(8, 3))
     >>> loo = ridge_loo_predictions(eigh_gram(A @ A.T), rng.normal(size=8), [0.1, 1.0])
@@ -267,12 +257,7 @@ def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_m
 
     Examples
     --------
-    >>> from contextlib import nullcontext
-
-    import numpy as np
-    from threadpoolctl import threadpool_limits
-
-    from .._utils._docs import fill_doc
+    >>> import numpy as np
     >>> X = np.r_[np.zeros((4, 2)), np.ones((4, 2))] + 0.1 * np.arange(8)[:, None]
     >>> y = np.r_[np.zeros(4), np.ones(4)]
     >>> acc = ridge_loo_scores_classification(eigh_gram(X @ X.T, True), y, [1e-3], True)
