@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import FitFailedWarning
 
 import rntk
 from rntk import (
@@ -135,3 +136,16 @@ def test_threads_with_the_workqueue_layer(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "workqueue"
+
+
+def test_zero_gram_says_so_not_the_alpha_message():
+    # all-zero (constant, z-normalised) series and sigma_b = 0: the Gram is 0, so the
+    # relative ridge alpha * trace(K) / n is 0; the user set alpha=1e-3 and runs no LOO
+    X, y = np.zeros((6, 10)), [0, 0, 0, 1, 1, 1]
+    with pytest.raises(ValueError, match="training Gram is zero") as info:
+        RNTKClassifier(model="ridge").fit(X, y)
+    assert "alpha" not in str(info.value).split("relative")[0]
+    search = RNTKClassifierCV(param_grid={"sigma_b": [0.0], "alpha": [1e-3, 1.0]})
+    with pytest.warns(FitFailedWarning, match="training Gram is zero"), \
+            pytest.raises(ValueError, match="training Gram is zero"):
+        search.fit(X, y)

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
+    gram_scale,
     one_vs_all_targets,
     ridge_dual_fit,
 )
@@ -75,9 +76,12 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         self._validate_params()
         K = np.asarray(K, dtype=np.float64)
         self.classes_, Y = one_vs_all_targets(y)
+        if K.ndim != 2 or K.shape[0] != K.shape[1]:
+            raise ValueError(f"K must be a square matrix, got shape {K.shape}")
+        ridge = self.alpha * gram_scale(K)  # relative_ridge, refusing a zero Gram
         eig = eigh_gram(K, fit_intercept=True)
-        self.dual_coef_, self.intercept_ = ridge_dual_fit(
-            eig, Y, float(relative_ridge(K, self.alpha)), K=K, fit_intercept=True)
+        self.dual_coef_, self.intercept_ = ridge_dual_fit(eig, Y, ridge, K=K,
+                                                          fit_intercept=True)
         return self
 
     def decision_function(self, K):

@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from .._utils._docs import fill_doc
 
-__all__ = ["eigh_gram", "ridge_loo_predictions", "ridge_loo_scores_classification",
+__all__ = ["eigh_gram", "gram_scale", "ridge_loo_predictions", "ridge_loo_scores_classification",
            "ridge_loo_scores_regression", "ridge_dual_fit", "one_vs_all_targets",
            "decision_to_labels"]
 
@@ -119,6 +119,30 @@ def _check_eig(eig, fit_intercept):
             f"eigenvectors of shape {Q.shape} do not match fit_intercept={fit_intercept}; "
             "pass the same fit_intercept to eigh_gram")
     return l, Q, bool(fit_intercept)
+
+
+def gram_scale(K):
+    """Return ``trace(K) / n``, the scale of relative ridges, refusing a zero Gram.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Training Gram.
+
+    Returns
+    -------
+    scale : float
+        The mean diagonal, ``> 0``.
+    """
+    scale = float(np.trace(K)) / K.shape[0]
+    if not scale > 0:
+        raise ValueError(
+            "the training Gram is zero (trace(K) = 0): the kernel sees every series as "
+            "zero: all-zero series (constant series after z-normalisation, e.g. by "
+            "SeriesScaler) under a kernel without bias (sigma_b = 0). A ridge "
+            "relative to trace(K) / n is then 0 and no classifier can be fitted: check "
+            "the series, or use a kernel with sigma_b > 0")
+    return scale
 
 
 def _check_alphas(alphas):

@@ -18,7 +18,12 @@ from sklearn.metrics import r2_score
 from sklearn.svm import SVC
 from sklearn.utils.class_weight import compute_class_weight
 
-from ._loo import eigh_gram, ridge_loo_scores_classification, ridge_loo_scores_regression
+from ._loo import (
+    eigh_gram,
+    gram_scale,
+    ridge_loo_scores_classification,
+    ridge_loo_scores_regression,
+)
 
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
     from sklearn.svm import _libsvm
@@ -168,8 +173,8 @@ class RidgeLOOScorer:
                 "out is interpolated by the others); drop alpha=0 from the grid or give "
                 "cv folds")
         if self.classification:
+            scale = gram_scale(K)
             eig = eigh_gram(K, fit_intercept=True)
-            scale = np.trace(K) / K.shape[0]
             acc, mse = ridge_loo_scores_classification(eig, y, alphas * scale,
                                                        return_mse=True)
             return acc[:, None], -mse
