@@ -149,3 +149,60 @@ def test_zero_gram_says_so_not_the_alpha_message():
     with pytest.warns(FitFailedWarning, match="training Gram is zero"), \
             pytest.raises(ValueError, match="training Gram is zero"):
         search.fit(X, y)
+
+
+def _fake_memory(tmp_path, cgroup_lines, files):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal: 209715200 kB\nMemAvailable: 104857600 kB\n"
+                       "SwapFree: 0 kB\n")  # 100 GiB available to the system
+    proc = tmp_path / "cgroup"
+    proc.write_text(cgroup_lines)
+    root = tmp_path / "sys_fs_cgroup"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return meminfo, proc, root
+
+
+@pytest.mark.parametrize("cgroup_lines,files,expected_gib", [
+    # cgroup v2, limit on the process's own cgroup: 4 GiB - 3 GiB used + 0.5 GiB cache
+    ("0::/box\n", {"box/memory.max": f"{4 * 2**30}\n",
+                   "box/memory.current": f"{3 * 2**30}\n",
+                   "box/memory.stat": f"anon 1\ninactive_file {2**29}\n"}, 1.5),
+    # cgroup v2, the limit set on an ancestor; "max" on the leaf
+    ("0::/a/b\n", {"a/b/memory.max": "max\n", "a/b/memory.current": "1\n",
+                   "a/memory.max": f"{2 * 2**30}\n", "a/memory.current": f"{2**30}\n"}, 1.0),
+    # cgroup v1, memory controller with its own path
+    ("4:memory:/docker/x\n1:cpu:/\n0::/\n",
+     {"memory/docker/x/memory.limit_in_bytes": f"{3 * 2**30}\n",
+      "memory/docker/x/memory.usage_in_bytes": f"{2**30}\n",
+      "memory/docker/x/memory.stat": "total_inactive_file 0\n"}, 2.0),
+    # v1 without a limit (2^63 rounded to a page), v2 "max": the system's memory
+    ("4:memory:/\n", {"memory/memory.limit_in_bytes": "9223372036854771712\n"}, 100.0),
+    ("0::/\n", {"memory.max": "max\n"}, 100.0),
+    ("0::/\n", {}, 100.0),
+])
+def test_available_memory_reads_the_cgroup_limit(tmp_path, cgroup_lines, files,
+                                                 expected_gib):
+    from rntk._utils import _validation
+
+    meminfo, proc, root = _fake_memory(tmp_path, cgroup_lines, files)
+    got = _validation._available_memory(meminfo, proc, root)
+    assert got == pytest.approx(expected_gib * 2**30)
+
+
+def test_gram_within_the_system_but_over_the_container_limit_is_refused(tmp_path,
+                                                                         monkeypatch):
+    from rntk._utils import _validation
+
+    meminfo, proc, root = _fake_memory(
+        tmp_path, "0::/\n", {"memory.max": f"{2**30}\n", "memory.current": "0\n"})
+    monkeypatch.setattr(_validation, "_MEMINFO", str(meminfo))
+    monkeypatch.setattr(_validation, "_PROC_CGROUP", str(proc))
+    monkeypatch.setattr(_validation, "_CGROUP_ROOT", str(root))
+    _validation.check_memory(2**29, "half a GiB")  # fits the 1 GiB limit
+    with pytest.raises(MemoryError, match="only 1.0 GiB"):
+        _validation.check_memory(2 * 2**30, "the Gram")  # 100 GiB free, 1 GiB allowed
+    X = np.random.default_rng(0).normal(size=(12000, 3))  # a 1.07 GiB Gram
+    with pytest.raises(MemoryError, match="only 1.0 GiB"):
+        rntk_kernel(X)

@@ -339,20 +339,110 @@ def finite_square(value, name):
     return float(sq) if sq.ndim == 0 else sq
 
 
-def _available_memory():
-    """Bytes of memory available to this process (RAM + swap), None when unknown."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f}
-        return info["MemAvailable"] + info.get("SwapFree", 0)
-    except (OSError, KeyError, ValueError, IndexError):
-        pass
-    try:
-        import os
+#: Files read by :func:`check_memory` (module constants, so tests can point them at fakes).
+_MEMINFO = "/proc/meminfo"
+_PROC_CGROUP = "/proc/self/cgroup"
+_CGROUP_ROOT = "/sys/fs/cgroup"
+#: cgroup v1 writes "no limit" as a huge number (2^63 rounded down to a page).
+_NO_LIMIT = 2**60
 
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
+
+def _read_int(path):
+    """Read the integer of a one-line file; None if missing, unreadable or not a number."""
+    try:
+        with open(path, encoding="ascii") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
         return None
+
+
+def _stat_value(path, key):
+    try:
+        with open(path, encoding="ascii") as f:
+            for line in f:
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cgroup_available(proc_cgroup, root):
+    """Bytes the memory limits of this process's cgroups leave, None without a limit.
+
+    cgroup v2 (``memory.max``, ``memory.current``) and v1 (``memory/memory.limit_in_bytes``,
+    ``memory.usage_in_bytes``), for the process's own cgroup (``/proc/self/cgroup``) and
+    every ancestor up to the mount point (a limit may be set on any of them; the
+    tightest wins). The inactive page cache counts as available, as in ``MemAvailable``.
+    """
+    from pathlib import Path
+
+    try:
+        with open(proc_cgroup, encoding="ascii") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    layouts = []  # (mount folder, path inside, limit file, usage file, stat key)
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        hierarchy, controllers, path = parts
+        if hierarchy == "0" and controllers == "":
+            layouts.append((Path(root), path, "memory.max", "memory.current",
+                            "inactive_file"))
+        elif "memory" in controllers.split(","):
+            layouts.append((Path(root) / "memory", path, "memory.limit_in_bytes",
+                            "memory.usage_in_bytes", "total_inactive_file"))
+    best = None
+    for mount, path, limit_file, usage_file, key in layouts:
+        folder = mount / path.strip("/")
+        folders = [folder, *folder.parents]
+        for d in folders[: len(folders) - len(mount.parents)]:  # up to the mount point
+            limit = _read_int(d / limit_file)
+            if limit is None or limit >= _NO_LIMIT:
+                continue
+            usage = _read_int(d / usage_file) or 0
+            left = max(0, limit - usage + _stat_value(d / "memory.stat", key))
+            best = left if best is None else min(best, left)
+    return best
+
+
+def _available_memory(meminfo=None, proc_cgroup=None, cgroup_root=None):
+    """Bytes of memory available to this process, None when unknown.
+
+    The smaller of what the system has (``MemAvailable + SwapFree`` of
+    ``/proc/meminfo``) and what the memory limit of the process's cgroup (v1 or v2)
+    leaves: inside a container the system's memory is not the process's.
+
+    Parameters
+    ----------
+    meminfo, proc_cgroup, cgroup_root : str or path-like, optional
+        The files read (defaults: ``/proc/meminfo``, ``/proc/self/cgroup``,
+        ``/sys/fs/cgroup``).
+
+    Returns
+    -------
+    available : int or None
+        Bytes.
+    """
+    system = None
+    try:
+        with open(meminfo or _MEMINFO, encoding="ascii") as f:
+            info = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in f}
+        system = info["MemAvailable"] + info.get("SwapFree", 0)
+    except (OSError, KeyError, ValueError, IndexError):
+        try:
+            import os
+
+            system = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            pass
+    limited = _cgroup_available(proc_cgroup or _PROC_CGROUP, cgroup_root or _CGROUP_ROOT)
+    if limited is None:
+        return system
+    return limited if system is None else min(system, limited)
 
 
 def check_memory(n_bytes, what):
