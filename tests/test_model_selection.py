@@ -146,3 +146,33 @@ def test_mean_readouts_respect_the_cost_cap():
         assert 16 <= k <= MEAN_READOUTS
         assert k == 16 or n * n * k * t <= MEAN_BUDGET
         assert k == MEAN_READOUTS or n * n * (k + 1) * t > MEAN_BUDGET
+
+
+@pytest.mark.parametrize("protocol,grid", [
+    ("loo", {"model": ["svc"], "C": [0.01, 100.0]}),
+    ("paper", {"model": ["ridge"], "C": [1.0]}),
+    ("loo", [{"alpha": [1.0]}, {"model": ["ridge"]}]),
+])
+def test_model_in_the_grid_is_refused(rng, protocol, grid):
+    # the search scored one model and refitted another (an SVC never scored under LOO)
+    X, y = _waves(rng, n_per_class=4, n_classes=2)
+    with pytest.raises(ValueError, match="must not set 'model'.*protocol"):
+        RNTKClassifierCV(grid, protocol=protocol, cv=None if protocol == "loo" else 2).fit(X, y)
+
+
+@pytest.mark.parametrize("protocol,grid,ignored", [
+    ("loo", {"C": [0.01, 100.0]}, "'C'"),
+    ("loo", {"sigma_b": [0.0], "C": [1.0], "alpha": [1.0]}, "'C'"),
+    ("paper", {"alpha": [0.01, 1.0], "C": [1.0]}, "'alpha'"),
+])
+def test_grid_keys_the_protocol_ignores_warn(rng, protocol, grid, ignored):
+    X, y = _waves(rng, n_per_class=4, n_classes=2)
+    cv = None if protocol == "loo" else 2
+    with pytest.warns(UserWarning, match=f"sets {ignored}, which protocol='{protocol}' "
+                                         "ignores") as record:
+        RNTKClassifierCV(grid, protocol=protocol, cv=cv).fit(X, y)
+    assert any(w.filename == __file__ for w in record)  # points at the caller
+    with warnings.catch_warnings():  # the keys each protocol uses: no warning
+        warnings.simplefilter("error")
+        RNTKClassifierCV({"alpha": [1.0]}).fit(X, y)
+        RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=2).fit(X, y)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -185,6 +186,24 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         names = set(RNTKClassifier._get_param_names()) - {"model"}
         model = "ridge" if self.protocol == "loo" else "svc"
         return RNTKClassifier(model=model, **{k: getattr(self, k) for k in names})
+
+    def _candidates(self, base, xs):
+        candidates = super()._candidates(base, xs)
+        keys = {k for c in candidates for k in c}
+        if "model" in keys:
+            raise ValueError(
+                "param_grid must not set 'model': the protocol chooses the model it scores "
+                "and refits (protocol='loo': kernel ridge, protocol='paper': the SVC); a "
+                "model from the grid would be refitted without ever being scored. Choose "
+                "the protocol instead")
+        ignored, used = ("C", "alpha") if self.protocol == "loo" else ("alpha", "C")
+        if ignored in keys:
+            model = "kernel ridge" if self.protocol == "loo" else "SVC"
+            warnings.warn(
+                f"param_grid sets {ignored!r}, which protocol={self.protocol!r} ignores (its "
+                f"{model} classifier uses {used!r}): candidates that differ only in "
+                f"{ignored!r} get the same score", UserWarning, stacklevel=5)
+        return candidates
 
     def _default_grid(self, xs):
         if self.protocol == "loo":
