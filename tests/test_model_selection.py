@@ -176,3 +176,30 @@ def test_grid_keys_the_protocol_ignores_warn(rng, protocol, grid, ignored):
         warnings.simplefilter("error")
         RNTKClassifierCV({"alpha": [1.0]}).fit(X, y)
         RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=2).fit(X, y)
+
+
+def _pooled_readouts(n, T):
+    grid = default_grid([T] * n)
+    stride = next(g for g in grid if g.get("pool") == [MEAN_POOL])["readout_stride"][0]
+    pooled = -(-T // MEAN_POOL)
+    return stride, pooled, -(-pooled // stride)  # readouts at every stride-th pooled step
+
+
+@pytest.mark.parametrize("n", [10, 50, 100, 300, 1000, 2500, 5000, 10000])
+@pytest.mark.parametrize("T", [8, 30, 60, 100, 150, 512, 600, 764, 1000, 2000, 3000])
+def test_default_grid_keeps_its_readout_bounds(n, T):
+    # documented: up to 128 readouts, at least 16 (or every pooled step); the rounding of
+    # the stride gave 191 at n=100, T=764 and 13 at n=5000, T=100
+    from rntk._model_selection import MEAN_READOUTS
+
+    stride, pooled, k = _pooled_readouts(n, T)
+    assert min(16, pooled) <= k <= MEAN_READOUTS
+    old = max(1, round(pooled / mean_readouts([T] * n, MEAN_POOL)))
+    if min(16, pooled) <= -(-pooled // old) <= MEAN_READOUTS:
+        assert stride == old  # unchanged where the bounds held: the same selection
+
+
+def test_default_grid_readouts_of_the_reported_cases():
+    assert _pooled_readouts(100, 764)[2] == 96  # was 191
+    assert _pooled_readouts(100, 600)[2] == 75  # was 150
+    assert _pooled_readouts(5000, 100)[2] == 25  # was 13

@@ -96,10 +96,15 @@ def default_grid(lengths, alphas=None):
     grid : list of dict
         ``DEFAULT_GRID``, its pooled mean-readout setting with the ``readout_stride``
         ``ceil(max(lengths) / MEAN_POOL) / mean_readouts(lengths, MEAN_POOL)``, rounded,
-        at least 1, and the ridges.
+        at least 1, moved where the rounding would give more than ``MEAN_READOUTS`` or
+        fewer than 16 readouts (``ceil(pooled length / stride)``), and the ridges.
     """
     pooled = -(-max(lengths) // MEAN_POOL)
     stride = max(1, int(round(pooled / mean_readouts(lengths, MEAN_POOL))))
+    if -(-pooled // stride) > MEAN_READOUTS:  # ceil(pooled / stride) readouts: <= 128
+        stride = -(-pooled // MEAN_READOUTS)
+    elif -(-pooled // stride) < min(16, pooled):  # and >= 16 (or every pooled step)
+        stride = pooled // 16
     grid = []
     for g in DEFAULT_GRID:
         g = dict(g)
