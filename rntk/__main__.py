@@ -18,11 +18,26 @@ from . import __version__
 from ._estimators import RNTKClassifierCV
 from ._model_selection import PAPER_C, PAPER_GRID
 from ._utils import as_sequences
+from .benchmarking._cli import _int, _n_jobs
 from .benchmarking.published_results import CITATION, paper_accuracy
 from .datasets import load_ucr
 
 QUICK_GRID = {"sigma_w": [1.4, 2**0.5], "sigma_b": [0.0, 0.5, 1.0], "sigma_h": [0.0],
               "C": [0.01, 1.0, 100.0]}
+
+
+def _folds(text):
+    n = _int(text)
+    if n < 2:
+        raise argparse.ArgumentTypeError(f"must be a number of folds >= 2; got {n}")
+    return n
+
+
+def _verbosity(text):
+    n = _int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be 0, 1 or 2; got {n}")
+    return n
 
 
 def _describe(X):
@@ -60,14 +75,22 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help="with --protocol paper: a small grid (18 candidates) instead of "
                              "the paper's 4500")
-    parser.add_argument("--cv", type=int, default=None,
-                        help="number of CV folds (default: leave-one-out for 'loo', 10 for "
-                             "'paper')")
-    parser.add_argument("--n-jobs", type=int, default=-1, help="kernel threads (default all)")
-    parser.add_argument("--verbose", type=int, default=1, help="progress level (0, 1, 2)")
+    parser.add_argument("--cv", type=_folds, default=None,
+                        help="number of CV folds, >= 2 (default: leave-one-out for 'loo', "
+                             "10 for 'paper')")
+    parser.add_argument("--n-jobs", type=_n_jobs, default=-1,
+                        help="kernel threads (default -1: all cores)")
+    parser.add_argument("--verbose", type=_verbosity, default=1,
+                        help="progress level (0, 1, 2)")
     args = parser.parse_args(argv)
+    if args.quick and args.protocol != "paper":
+        parser.error("--quick applies to --protocol paper only (it replaces the paper's "
+                     "grid; the default protocol's grid is already small)")
 
-    X_train, y_train, X_test, y_test = load_ucr(args.dataset, data_home=args.data_home)
+    try:
+        X_train, y_train, X_test, y_test = load_ucr(args.dataset, data_home=args.data_home)
+    except (OSError, ValueError) as exc:  # unknown name, unreadable file, offline download
+        raise SystemExit(f"error: {exc}") from None
     clf = RNTKClassifierCV(protocol=args.protocol, cv=args.cv, n_jobs=args.n_jobs,
                            verbose=args.verbose)
     if args.protocol == "paper":

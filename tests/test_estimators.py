@@ -366,6 +366,39 @@ def test_main_job_default_protocol(capsys):
     assert accuracy > 0.85
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--cv", "1"], "argument --cv: must be a number of folds >= 2; got 1"),
+    (["--cv", "x"], "argument --cv: not an integer: 'x'"),
+    (["--n-jobs", "0"], "argument --n-jobs: must be a number of threads >= 1"),
+    (["--verbose", "-1"], "argument --verbose: must be 0, 1 or 2; got -1"),
+    (["--quick"], "--quick applies to --protocol paper only"),
+    (["--quick", "--protocol", "loo"], "--quick applies to --protocol paper only"),
+])
+def test_main_job_argument_errors_are_clean(capsys, args, message):
+    from rntk.__main__ import main
+
+    with pytest.raises(SystemExit) as info:  # argparse's usage error, no traceback
+        main(args + ["--dataset", "Coffee"])
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_main_job_data_errors_are_clean(tmp_path, monkeypatch):
+    from rntk.__main__ import main
+
+    monkeypatch.delenv("RNTK_DATA", raising=False)
+    with pytest.raises(SystemExit, match="^error: unknown UCR dataset 'Nope'"):
+        main(["--dataset", "Nope"])
+    with pytest.raises(SystemExit, match="^error: .*data_home .*missing does not exist"):
+        main(["--dataset", "Nope", "--data-home", str(tmp_path / "missing")])
+    # offline: a dataset of the archive, neither bundled nor cached; nothing listens on
+    # port 9 of this machine, so the download fails at once
+    monkeypatch.setenv("RNTK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("RNTK_UCR_URL", "http://127.0.0.1:9/")
+    with pytest.raises(SystemExit, match="^error: could not download Adiac"):
+        main(["--dataset", "Adiac"])
+
+
 def test_pipeline_example_quick(tmp_path):
     import runpy
     from pathlib import Path
