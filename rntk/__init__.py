@@ -24,7 +24,7 @@ from ._kernels import (
     sensitivity,
 )
 from ._nystroem import RNTKNystroem
-from ._preprocessing import SeriesScaler
+from ._preprocessing import SeriesScaler, interpolate_missing
 from ._utils import KernelOverflowError
 
 __version__ = "0.1.0"
@@ -34,4 +34,4 @@ __all__ = [
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
-    "as_object_array", "RNTKNystroem"]
+    "as_object_array", "RNTKNystroem", "interpolate_missing"]

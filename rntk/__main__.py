@@ -5,7 +5,8 @@ by default, bundled with the package), then prints its test accuracy next to the
 value of the RNTK paper's Table 2. The default protocol selects kernel ridge on the
 RNTK by exact leave-one-out (a second); ``--protocol paper`` runs the paper's
 (C-SVM, 10-fold cross-validation over the Appendix A.1 grid, unit-norm series;
-``--quick`` uses a small grid).
+``--quick`` uses a small grid). Missing values inside series are filled by linear
+interpolation (:func:`rntk.interpolate_missing`), as in ``rntk-ucr``.
 """
 
 import argparse
@@ -88,7 +89,8 @@ def main(argv=None):
                      "grid; the default protocol's grid is already small)")
 
     try:
-        X_train, y_train, X_test, y_test = load_ucr(args.dataset, data_home=args.data_home)
+        X_train, y_train, X_test, y_test = load_ucr(args.dataset, data_home=args.data_home,
+                                                    missing="interpolate")
     except (OSError, ValueError) as exc:  # unknown name, unreadable file, offline download
         raise SystemExit(f"error: {exc}") from None
     clf = RNTKClassifierCV(protocol=args.protocol, cv=args.cv, n_jobs=args.n_jobs,

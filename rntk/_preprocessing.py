@@ -1,4 +1,4 @@
-"""Per-series scaling of sequences: the standard preprocessing of time-series classification."""
+"""Per-series preprocessing of sequences: scaling, and the imputation of missing values."""
 
 from __future__ import annotations
 
@@ -8,15 +8,23 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 
-from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
-from ._utils._validation import _as_list
+from ._utils import (
+    DOC,
+    MISSING,
+    as_sequences,
+    fill_doc,
+    unit_norm,
+    validate_fit_series,
+    validate_predict_data,
+)
+from ._utils._validation import _as_list, _check_not_1d, _reject_strings
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from typing import Self
 
     from ._utils._typing import Sequences
 
-__all__ = ["SeriesScaler"]
+__all__ = ["SeriesScaler", "interpolate_missing"]
 
 
 def _as_array_like(X):
@@ -25,6 +33,67 @@ def _as_array_like(X):
     if not isinstance(X, (list, tuple)) and not hasattr(X, "shape") and hasattr(X, "__array__"):
         X = np.asarray(X)
     return X
+
+
+def _same_layout(X, seqs):
+    """Sequences back in the layout of the input ``X`` (NaN padding where it had it)."""
+    def padded(shape, s):
+        out = np.full(shape, np.nan)
+        out[: len(s)] = s[:, 0] if len(shape) == 1 else s
+        return out
+
+    if isinstance(X, (list, tuple)):
+        return [padded(np.shape(x), s) for x, s in zip(X, seqs)]
+    return np.stack([padded(np.shape(X)[1:], s) for s in seqs])
+
+
+def interpolate_missing(X: Sequences) -> np.ndarray | list:
+    """Fill missing values inside series by linear interpolation in time.
+
+    A NaN between two values of a channel becomes the straight line between them; a
+    NaN before the first value of a channel takes that first value (after its last
+    value, the last one). This is how the UCR archive made the adjusted versions of
+    its datasets with missing values (e.g. ``DodgerLoopWeekend``). Trailing steps
+    where every channel is NaN are padding (the end of a shorter series, the UCR
+    layout of variable-length data) and stay NaN. The same filling is applied by the
+    estimators and :class:`SeriesScaler` with ``missing="interpolate"`` and by
+    ``rntk.datasets.load_ucr(..., missing="interpolate")``.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+        Series, in any layout of :func:`rntk.rntk_kernel`; NaN marks missing values.
+
+    Returns
+    -------
+    X_filled : ndarray or list of ndarray
+        The series in the same layout and shape, as float64, NaN only in trailing
+        padding.
+
+    Raises
+    ------
+    ValueError
+        For a series (or a channel of it) without any value, or infinite values.
+
+    See Also
+    --------
+    SeriesScaler : Per-series scaling, with the same ``missing`` option.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import interpolate_missing
+    >>> X = np.array([[np.nan, 1.0, np.nan, 3.0, 4.0],
+    ...               [2.0, np.nan, np.nan, 8.0, np.nan]])
+    >>> interpolate_missing(X)
+    array([[ 1.,  1.,  2.,  3.,  4.],
+           [ 2.,  4.,  6.,  8., nan]])
+    """
+    X = _as_array_like(X)
+    _check_not_1d(X)
+    _reject_strings(X)
+    seqs = as_sequences(X, "X", missing="interpolate")
+    return _same_layout(X, seqs)
 
 
 def _is_constant(mean, std, n):
@@ -57,6 +126,8 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
         unit Euclidean norm over all its steps and channels (what the RNTK estimators
         do with ``normalize=True``).
 
+    {missing}
+
     Attributes
     ----------
     n_channels_in_ : int
@@ -72,10 +143,12 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
     ([0.0, 0.0], [1.0, 1.0])
     """
 
-    _parameter_constraints = {"method": [StrOptions({"zscore", "unit"})]}
+    _parameter_constraints = {"method": [StrOptions({"zscore", "unit"})],
+                              "missing": [StrOptions(set(MISSING))]}
 
-    def __init__(self, method="zscore"):
+    def __init__(self, method="zscore", *, missing="raise"):
         self.method = method
+        self.missing = missing
 
     def fit(self, X: Sequences, y: None = None) -> Self:
         """Check the series (the scaling has nothing to learn).

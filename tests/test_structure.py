@@ -116,7 +116,8 @@ def test_benchmark_and_estimator_select_the_same_setting(monkeypatch):
     grid = {"sigma_w": [1.3, 2**0.5], "sigma_b": [0.0, 0.5, 1.0], "C": Cs}
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no overflow, no failed fit
-        est = rntk.RNTKClassifierCV(param_grid=grid, cv=splits).fit(data.train, data.y_train)
+        est = rntk.RNTKClassifierCV(param_grid=grid, protocol="paper", cv=splits).fit(
+            data.train, data.y_train)
     assert est.best_params_ == res["params"]
     assert est.best_score_ == pytest.approx(res["cv_score"], abs=1e-12)
     assert est.score(data.test, data.y_test) == pytest.approx(res["accuracy"], abs=1e-12)

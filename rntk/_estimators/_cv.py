@@ -16,7 +16,7 @@ from .._model_selection import (
     _grids,
     kernel_ridge_score,
 )
-from .._utils import fill_doc, store_init_params
+from .._utils import DOC, fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
 from ._rntk import RNTKClassifier, RNTKRegressor
 
@@ -52,7 +52,8 @@ scoring : str or callable, default=None
     model on each fold (slower; needs ``cv`` folds).
 {kernel_doc}"""
 
-_SEARCH_DOC_TAIL = """refit : bool, default=True
+_SEARCH_DOC_TAIL = """{missing}
+refit : bool, default=True
     Refit the best candidate on the whole training set (reusing its Gram).
 n_jobs : int, default=None
     Numba threads for each kernel evaluation, and threads for the fold fits
@@ -106,7 +107,7 @@ n_features_in_ : int
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
     paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
-    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier"))
+    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", missing=DOC["missing"]))
 class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
@@ -178,8 +179,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, refit=True,
-                 n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
+                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1,
+                 missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
+                 error_score=np.nan):
         store_init_params(self, locals())
 
     def _base_estimator(self):
@@ -267,7 +269,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     loo="kernel ridge regression (``RNTKRegressor``)",
     paper="5-fold cross-validation, kernel grid of Appendix A.1, ridges of A.2",
     paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
-    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor"))
+    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor", missing=DOC["missing"]))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
@@ -326,9 +328,8 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, refit=True, n_jobs=None, device="cpu",
-                 verbose=0,
-                 error_score=np.nan):
+                 alpha=1.0, normalize=False, pool=1, missing="raise", refit=True,
+                 n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
         store_init_params(self, locals())
 
     _paper_cv = 5

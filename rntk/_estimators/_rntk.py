@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
-from .._utils._sequences import NORMALIZATIONS
+from .._utils._sequences import MISSING, NORMALIZATIONS
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier
 
@@ -30,6 +30,7 @@ _CONSTRAINTS = {
     **RNTK_CONSTRAINTS,
     "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
     "pool": [Interval(numbers.Integral, 1, None, closed="left")],
+    "missing": [StrOptions(set(MISSING))],
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
 }
@@ -65,6 +66,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
         mean-readout settings of the default grid).
     {pool}
+    {missing}
     {n_jobs_device}
 
     Attributes
@@ -119,7 +121,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"], model="svc", C=1.0, class_weight=None,
-                 alpha=1e-3, normalize=True, pool=1, n_jobs=None, device="cpu"):
+                 alpha=1e-3, normalize=True, pool=1, missing="raise", n_jobs=None,
+                 device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
@@ -194,6 +197,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         series times ``sqrt(T_i)``). Off by default for regression, where the
         amplitude usually matters.
     {pool}
+    {missing}
     {n_jobs_device}
 
     Attributes
@@ -232,7 +236,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, n_jobs=None, device="cpu"):
+                 alpha=1.0, normalize=False, pool=1, missing="raise", n_jobs=None,
+                 device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):

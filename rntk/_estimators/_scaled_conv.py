@@ -13,6 +13,8 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels import scaled_conv_kernel
+from .._utils import DOC, fill_doc
+from .._utils._sequences import MISSING
 from ._base import PrecomputedSequenceEstimator
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -28,6 +30,7 @@ def _valid_steps(lengths, t_max):
     return (np.arange(t_max)[None, :] < np.asarray(lengths)[:, None]).ravel()
 
 
+@fill_doc(missing=DOC["missing"])
 class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
     r"""Kernel ridge regression with the NTK of an infinitely wide linear RNN.
 
@@ -61,6 +64,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         an unscaled convolution). Needs at least as many taps as the longest lag used.
     output : {"last", "sequence"}, default="last"
         Target layout, see above.
+    {missing}
     n_jobs : int, default=None
         Threads for the kernel (``None``: current setting, ``-1``: all).
 
@@ -114,17 +118,19 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         "nu_c": [Interval(Real, 0, None, closed="left")],
         "rho": ["array-like", None],
         "output": [StrOptions({"last", "sequence"})],
+        "missing": [StrOptions(set(MISSING))],
         "n_jobs": [Integral, None],
     }
 
     def __init__(self, alpha=1.0, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, output="last",
-                 n_jobs=None):
+                 missing="raise", n_jobs=None):
         self.alpha = alpha
         self.nu_w = nu_w
         self.nu_f = nu_f
         self.nu_c = nu_c
         self.rho = rho
         self.output = output
+        self.missing = missing
         self.n_jobs = n_jobs
 
     def _gram(self, xs, ys=None):

@@ -2,9 +2,11 @@
 
 from ._docs import DOC, fill_doc
 from ._sequences import (
+    MISSING,
     as_sequences,
     check_same_channels,
     flatten_padded,
+    interpolate_steps,
     normalize_series,
     pack_end_aligned,
     pool_series,
@@ -25,9 +27,10 @@ from ._validation import (
     validate_predict_data,
 )
 
-__all__ = ["DOC", "JIT_OPTIONS", "KernelOverflowError", "as_sequences", "blas_threads",
+__all__ = ["DOC", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
+           "interpolate_steps",
            "normalize_series", "numba_threads", "pack_end_aligned", "pool_series",
            "store_init_params", "unit_norm", "validate_fit_data", "validate_fit_series",
            "validate_predict_data"]

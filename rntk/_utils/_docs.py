@@ -45,6 +45,14 @@ DOC = {
         "    steps): the network reads a series ``pool`` times shorter, at a coarser time\n"
         "    scale, and a mean-readout Gram costs about ``pool**2`` times less. Strides\n"
         "    and bands count pooled steps."),
+    "missing": (
+        'missing : {"raise", "interpolate"}, default="raise"\n'
+        "    Missing values: NaN inside a series (before its last value; trailing NaN\n"
+        "    steps are padding, the end of a shorter series) or in only some channels\n"
+        '    of a step, in fit and predict. ``"raise"``: an error naming the series and\n'
+        '    the steps; ``"interpolate"``: each channel filled by linear interpolation in\n'
+        "    time, with its first (last) value before (after) it, as the UCR archive's\n"
+        "    adjusted datasets and :func:`rntk.interpolate_missing` do."),
     "n_jobs_device": (
         "n_jobs : int, default=None\n"
         "    Numba threads for the kernel (``None``: current setting, ``-1``: all).\n"

@@ -9,7 +9,8 @@ Accepted layouts (all give the same sequences):
 
 Trailing NaN steps are padding (the UCR layout of variable-length data): a series
 ends at its last step that holds a finite value. A NaN before that point, or a step
-where only some channels are NaN, is an error.
+where only some channels are NaN, is a missing value: an error, unless the caller
+asks for ``missing="interpolate"`` (:func:`interpolate_steps`).
 """
 
 import numbers
@@ -17,7 +18,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["as_sequences", "check_same_channels", "flatten_padded", "pack_end_aligned",
+__all__ = ["MISSING", "as_sequences", "check_same_channels", "interpolate_steps",
+           "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series"]
 
 
@@ -41,27 +43,79 @@ def _as_float_array(a, name):
     return arr.astype(np.float64, copy=False)
 
 
-def _trim_series(s, name, i):
-    """Strip trailing NaN steps of one (T, m) series and check the rest."""
+#: The ways to treat missing values inside a series (the estimators' ``missing``).
+MISSING = ("raise", "interpolate")
+
+
+def interpolate_steps(s):
+    """Fill the NaN of one series by linear interpolation in time, edge values at the ends.
+
+    Each channel on its own (``numpy.interp`` over the step index): a NaN between two
+    values becomes the straight line between them, a NaN before the first value (after
+    the last) that value. This is how the UCR archive's adjusted versions of its
+    datasets with missing values were made.
+
+    Parameters
+    ----------
+    s : ndarray of shape (T,) or (T, n_channels)
+        One series; every channel needs at least one finite value.
+
+    Returns
+    -------
+    filled : ndarray of the same shape
+        A float64 copy without NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> interpolate_steps(np.array([np.nan, 1.0, np.nan, np.nan, 4.0, np.nan]))
+    array([1., 1., 2., 3., 4., 4.])
+    """
+    s = np.array(s, dtype=np.float64)
+    flat = s[:, None] if s.ndim == 1 else s
+    steps = np.arange(flat.shape[0], dtype=np.float64)
+    for c in range(flat.shape[1]):
+        nan = np.isnan(flat[:, c])
+        if nan.all():
+            raise ValueError(f"channel {c} has no value to interpolate from (all NaN)")
+        if nan.any():
+            flat[nan, c] = np.interp(steps[nan], steps[~nan], flat[~nan, c])
+    return s
+
+
+def _describe_steps(steps):
+    shown = ", ".join(str(int(t)) for t in steps[:8])
+    return shown + (f", ... ({len(steps)} steps)" if len(steps) > 8 else "")
+
+
+def _trim_series(s, name, i, missing="raise"):
+    """Strip trailing NaN steps of one (T, m) series, check the rest, fill NaN if asked."""
     nan_steps = np.isnan(s)
     if np.isinf(s).any():
         raise ValueError(f"{name}: series {i} contains infinite values")
     step_nan = nan_steps.any(axis=1)
     if step_nan.any():
-        if not (nan_steps.all(axis=1) == step_nan).all():
-            raise ValueError(
-                f"{name}: series {i} has a time step where only some channels are NaN"
-            )
-        valid = np.flatnonzero(~step_nan)
+        valid = np.flatnonzero(~nan_steps.all(axis=1))  # steps holding some value
         if valid.size == 0:
             raise ValueError(f"{name}: series {i} is empty (all values are NaN)")
         end = valid[-1] + 1
-        if step_nan[:end].any():
+        inside = np.flatnonzero(step_nan[:end])
+        if inside.size and missing != "interpolate":
+            partial = nan_steps.all(axis=1) != step_nan
+            what = ("has a time step where only some channels are NaN" if partial.any()
+                    else "has NaN inside the series")
             raise ValueError(
-                f"{name}: series {i} has NaN inside the series (NaN is only allowed as "
-                "trailing padding)"
-            )
+                f"{name}: series {i} {what}, at step(s) {_describe_steps(inside)} of "
+                f"{end} (NaN is only allowed as trailing padding, where a series ends). "
+                "These are missing values: impute them, e.g. by linear interpolation with "
+                "missing='interpolate' in the estimators and SeriesScaler, or "
+                "rntk.interpolate_missing(X)")
         s = s[:end]
+        if inside.size:
+            try:
+                s = interpolate_steps(s)
+            except ValueError as exc:
+                raise ValueError(f"{name}: series {i}: {exc}") from None
     if s.shape[0] == 0:
         raise ValueError(f"{name}: series {i} is empty")
     return np.ascontiguousarray(s)
@@ -96,7 +150,7 @@ def series_2d(a, name):
     return a
 
 
-def as_sequences(X, name="X"):
+def as_sequences(X, name="X", missing="raise"):
     """Convert any accepted input layout into a list of ``(T_i, m)`` float64 arrays.
 
     Parameters
@@ -105,6 +159,10 @@ def as_sequences(X, name="X"):
         The sequences, in one of the layouts described in the module docstring.
     name : str, default="X"
         Name used in error messages.
+    missing : {"raise", "interpolate"}, default="raise"
+        NaN inside a series (before its last finite step), or in some channels of a
+        step: an error naming the series and steps, or filled by
+        :func:`interpolate_steps`.
 
     Returns
     -------
@@ -116,8 +174,8 @@ def as_sequences(X, name="X"):
     TypeError
         If the values are not real numbers.
     ValueError
-        For an empty set, empty series, NaN inside a series, infinite values or
-        series with different channel counts.
+        For an empty set, empty series, NaN inside a series (unless interpolated),
+        infinite values or series with different channel counts.
     """
     if isinstance(X, (list, tuple)):
         if len(X) == 0:
@@ -150,7 +208,9 @@ def as_sequences(X, name="X"):
             )
         if len(raw) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
-    seqs = [_trim_series(s, name, i) for i, s in enumerate(raw)]
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {MISSING}; got {missing!r}")
+    seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
     check_same_channels(seqs, name=name)
     return seqs
 

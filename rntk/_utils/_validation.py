@@ -144,7 +144,8 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
     Parameters
     ----------
     est : estimator
-        The estimator being fitted (receives the ``*_in_`` attributes).
+        The estimator being fitted (receives the ``*_in_`` attributes); its
+        ``missing`` (``"raise"`` if it has none) decides NaN inside a series.
     X : array-like or list of arrays
         Training series, in any layout of :func:`as_sequences`.
     y : array-like
@@ -180,7 +181,7 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(est, attr):
                 delattr(est, attr)
-    xs = as_sequences(X, "X")
+    xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
     if check_targets is not None:
         check_consistent_length(xs, y)
         y = check_targets(y, xs)
@@ -207,7 +208,8 @@ def validate_fit_series(est, X):
     Parameters
     ----------
     est : estimator
-        The estimator being fitted (receives the ``*_in_`` attributes).
+        The estimator being fitted (receives the ``*_in_`` attributes); its
+        ``missing`` (``"raise"`` if it has none) decides NaN inside a series.
     X : array-like or list of arrays
         Training series, in any layout of :func:`as_sequences`.
 
@@ -225,7 +227,7 @@ def validate_fit_series(est, X):
         for attr in ("n_features_in_", "feature_names_in_"):
             if hasattr(est, attr):
                 delattr(est, attr)
-    xs = as_sequences(X, "X")
+    xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
     est.n_channels_in_ = xs[0].shape[1]
     return xs
 
@@ -236,7 +238,8 @@ def validate_predict_data(est, X):
     Parameters
     ----------
     est : estimator
-        A fitted estimator with ``n_channels_in_``.
+        A fitted estimator with ``n_channels_in_``; its ``missing`` (``"raise"`` if
+        it has none) decides NaN inside a series.
     X : array-like or list of arrays
         Series, in any layout of :func:`as_sequences`; a 2-D array may have another
         number of time steps than in fit (only column names and values are checked).
@@ -253,7 +256,7 @@ def validate_predict_data(est, X):
     if _is_2d_array(X):
         X = validate_data(est, X, reset=False, ensure_2d=False, dtype=np.float64,
                           ensure_all_finite="allow-nan")
-    xs = as_sequences(X, "X")
+    xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
     m = xs[0].shape[1]
     if m != est.n_channels_in_:
         raise ValueError(

@@ -74,7 +74,7 @@ def _parser():
 
 def _describe(name, data_home):
     """One ``--list`` row: sizes, lengths, channels and classes of a dataset."""
-    X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home)
+    X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home, missing="keep")
     seqs = list(X_train) + list(X_test)
     lens = [len(x) for x in seqs]
     length = str(min(lens)) if min(lens) == max(lens) else f"{min(lens)}-{max(lens)}"

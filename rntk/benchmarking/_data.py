@@ -112,7 +112,9 @@ class _Data:
     """One dataset: raw and unit-norm series, flattened zero-padded versions."""
 
     def __init__(self, name, data_home):
-        X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home)
+        # missing values filled as the archive's adjusted versions: every method sees them
+        X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home,
+                                                    missing="interpolate")
         self.name = name
         self.X_train_raw, self.X_test_raw = X_train, X_test
         self.y_train, self.y_test = np.asarray(y_train), np.asarray(y_test)

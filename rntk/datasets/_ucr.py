@@ -25,6 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._utils._sequences import interpolate_steps
+
 __all__ = ["load_ucr", "list_ucr", "read_tsv", "BUNDLED_DATASETS"]
 
 BUNDLED_DATASETS = ("Coffee", "ECG200", "GunPoint", "PickupGestureWiimoteZ", "Trace")
@@ -153,13 +155,19 @@ def _check_field_counts(counts, path):
     )
 
 
-def _check_padded(X, source):
-    """Check a NaN-padded 2-D or 3-D array: NaN only as trailing padding, no inf."""
+def _check_padded(X, source, missing="raise"):
+    """Check a NaN-padded 2-D or 3-D array: NaN only as trailing padding, no inf.
+
+    With ``missing="keep"`` or ``"interpolate"``, NaN inside a series is allowed (the
+    latter fills ``X`` in place); only steps where every channel is NaN end a series.
+    """
     if np.isinf(X).any():
         raise ValueError(f"{source}: contains infinite values")
     nan = np.isnan(X)
     step_nan = nan if X.ndim == 2 else nan.any(axis=2)
-    if X.ndim == 3 and not (nan.all(axis=2) == step_nan).all():
+    if missing != "raise":
+        step_nan = nan if X.ndim == 2 else nan.all(axis=2)
+    if missing == "raise" and X.ndim == 3 and not (nan.all(axis=2) == step_nan).all():
         i = int(np.flatnonzero((nan.all(axis=2) != step_nan).any(axis=1))[0])
         raise ValueError(f"{source}: series {i} has a step where only some channels are missing")
     lengths = X.shape[1] - np.argmax(~step_nan[:, ::-1], axis=1)
@@ -167,11 +175,15 @@ def _check_padded(X, source):
     for i, t in enumerate(lengths):
         if t == 0:
             raise ValueError(f"{source}: series {i} is empty (all values are missing)")
-        if step_nan[i, :t].any():
+        if missing == "raise" and step_nan[i, :t].any():
             raise ValueError(
-                f"{source}: series {i} has missing values inside the series (only trailing "
-                "padding is supported; impute the missing values first)"
+                f"{source}: series {i} has missing values inside the series (NaN before "
+                "its last value; trailing NaN is padding): load it with "
+                "missing='interpolate' (linear interpolation, as the archive's adjusted "
+                "datasets) or missing='keep' (NaN kept)"
             )
+        if missing == "interpolate" and nan[i, :t].any():
+            X[i, :t] = interpolate_steps(X[i, :t])
     return lengths
 
 
@@ -261,7 +273,7 @@ def _resolve(name, data_home, download=False):
     return _find_or_fetch(name, download, unknown)
 
 
-def load_ucr(name, split=None, data_home=None, download=True):
+def load_ucr(name, split=None, data_home=None, download=True, missing="raise"):
     """Load a dataset of the UCR (or UEA) archive, downloading it if needed.
 
     Looks for ``NAME/NAME_TRAIN.tsv`` and ``NAME/NAME_TEST.tsv`` (the UCR 2018 layout,
@@ -286,6 +298,13 @@ def load_ucr(name, split=None, data_home=None, download=True):
         Download a dataset of the archive that is found neither in ``data_home``, among
         the bundled ones nor in the cache. With ``False`` nothing is downloaded (an
         already downloaded dataset is still read from the cache).
+    missing : {"raise", "keep", "interpolate"}, default="raise"
+        Missing values, NaN inside a series (before its last value; trailing NaN is
+        padding, the end of a shorter series), as in ``DodgerLoopWeekend``:
+        ``"raise"``, an error naming the file and series; ``"keep"``, returned as NaN
+        (the estimators' ``missing="interpolate"`` fills them); ``"interpolate"``,
+        filled by linear interpolation in time, the first (last) value before (after)
+        it (:func:`rntk.interpolate_missing`), as the archive's adjusted versions.
 
     Returns
     -------
@@ -321,19 +340,22 @@ def load_ucr(name, split=None, data_home=None, download=True):
     """
     if split is not None and split not in _SPLITS:
         raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
-    out = _load_source(_resolve(name, data_home, download=download), name)
+    if missing not in ("raise", "keep", "interpolate"):
+        raise ValueError(f"missing must be 'raise', 'keep' or 'interpolate'; got {missing!r}")
+    out = _load_source(_resolve(name, data_home, download=download), name, missing)
     if split is not None:
         return out[split]
     return out["train"] + out["test"]
 
 
-def _load_source(source, name):
+def _load_source(source, name, missing="raise"):
     """Read both parts of a resolved dataset -> {'train': (X, y), 'test': (X, y)}."""
     parts = {}
     for s in _SPLITS:
         X, y = _read_split(source, s)
         src = source[s] if isinstance(source, dict) else f"{name} ({s})"
-        lengths = _check_padded(X, src)
+        X = np.array(X, dtype=np.float64) if missing == "interpolate" else X
+        lengths = _check_padded(X, src, missing)
         if y is None:
             raise ValueError(f"{src}: the file has no class labels")
         if len(y) != X.shape[0]:
@@ -376,7 +398,7 @@ def list_ucr(data_home=None):
         sources = [(n, _DATA_DIR / f"{n}.npz", "bundled") for n in _bundled_names()]
     rows = []
     for name, source, where in sources:
-        parts = _load_source(source, name)
+        parts = _load_source(source, name, missing="keep")
         seqs = [x for s in _SPLITS for x in parts[s][0]]
         lens = np.array([len(x) for x in seqs])
         labels = np.concatenate([parts[s][1].astype(str) for s in _SPLITS])
