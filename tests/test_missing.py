@@ -169,3 +169,21 @@ def test_benchmark_runner_loads_missing_values_interpolated(tmp_path):
           "--protocol", "fast", "--methods", "rntk", "--quiet"])
     text = (out / "results.csv").read_text()
     assert "Gappy" in text
+
+
+def test_load_ucr_missing_values_in_ts_files(tmp_path):
+    folder = tmp_path / "TsGap"
+    folder.mkdir()
+    header = "@problemName TsGap\n@classLabel true 0 1\n@data\n"
+    (folder / "TsGap_TRAIN.ts").write_text(header + "1,?,3:0\n4,5,6:1\n")
+    (folder / "TsGap_TEST.ts").write_text(header + "1,2,3:0\n?,5,6:1\n")
+    with pytest.raises(ValueError, match="TsGap_TRAIN.ts: series 0 has missing values inside"):
+        load_ucr("TsGap", data_home=tmp_path)
+    X, _, X_test, _ = load_ucr("TsGap", data_home=tmp_path, missing="interpolate")
+    np.testing.assert_allclose(X, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(X_test, [[1.0, 2.0, 3.0], [5.0, 5.0, 6.0]], rtol=0, atol=1e-15)
+    # two channels, one without any value in a series: nothing to interpolate from
+    (folder / "TsGap_TRAIN.ts").write_text(header + "?,?:1,2:0\n4,5:6,7:1\n")
+    (folder / "TsGap_TEST.ts").write_text(header + "1,2:3,4:0\n4,5:6,7:1\n")
+    with pytest.raises(ValueError, match="TsGap_TRAIN.ts: series 0: channel 0 has no value"):
+        load_ucr("TsGap", data_home=tmp_path, missing="interpolate")

@@ -183,7 +183,10 @@ def _check_padded(X, source, missing="raise"):
                 "datasets) or missing='keep' (NaN kept)"
             )
         if missing == "interpolate" and nan[i, :t].any():
-            X[i, :t] = interpolate_steps(X[i, :t])
+            try:
+                X[i, :t] = interpolate_steps(X[i, :t])
+            except ValueError as exc:  # a channel without any value
+                raise ValueError(f"{source}: series {i}: {exc}") from None
     return lengths
 
 
