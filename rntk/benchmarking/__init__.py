@@ -48,9 +48,10 @@ interrupted run resumes where it stopped.
 from . import published_results, stats
 from ._reports import write_reports
 from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
-from .published_results import load_paper_table, paper_accuracy
-from .stats import friedman_ranks, summary_metrics
+from .published_results import load_paper_table, load_published_results, paper_accuracy
+from .stats import critical_difference, friedman_ranks, summary_metrics
 
-__all__ = ["METHODS", "PROTOCOLS", "friedman_ranks", "load_paper_table", "paper_accuracy",
+__all__ = ["METHODS", "PROTOCOLS", "critical_difference", "friedman_ranks",
+           "load_paper_table", "load_published_results", "paper_accuracy",
            "published_results", "run_benchmark", "run_precomputed_kernel", "stats",
            "summary_metrics", "write_reports"]
