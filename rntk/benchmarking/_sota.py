@@ -199,6 +199,6 @@ def sota_markdown(comparison, plot=None):
     if plot is not None:
         name, why = plot
         lines += ["", f"- `{name}`: " + ("the critical-difference diagram of the average "
-                                         "ranks above (ours in red)" if why is None
+                                         "ranks above (the methods run here in red)" if why is None
                                          else f"not drawn: {why}")]
     return lines + [""]
