@@ -6,7 +6,13 @@ UCR 2018 layout and writes, per dataset and method, the test accuracy, the selec
 hyperparameters and the Gram / fit / predict times; then a summary with the paper's
 metrics (:mod:`rntk.benchmarking.stats`: mean accuracy, P90, P95, PMA, Friedman
 rank) and the paper's Table 2 (:mod:`rntk.benchmarking.published_results`, shipped
-with the package) beside ours, as Markdown, CSV, JSON and PNG.
+with the package) beside ours, as Markdown, CSV, JSON and PNG. Beside the state of the
+art too: the published accuracies of the "bake off redux" (Middlehurst, Schäfer and
+Bagnall, DMKD 2024: HIVE-COTE 2, MultiRocket-Hydra, InceptionTime, ... on 112 UCR
+datasets, :func:`load_published_results`, shipped) with, on the datasets we share, the
+mean accuracies, our wins / ties / losses against each, the average ranks with the
+Nemenyi critical difference (:func:`critical_difference`) and a critical-difference
+diagram (``critical_difference.png``).
 
 Protocols
 ---------
@@ -35,7 +41,10 @@ get each series zero-padded at its end to the longest one, which the tables mark
 with ``*``.
 
 Peers (when installed, ``pip install rntk[bench]``): aeon's MiniRocket and 1-NN DTW,
-tslearn's GAK (SVC on the precomputed GAK Gram, same CV as the kernels). Finite RNNs
+tslearn's GAK (SVC on the precomputed GAK Gram, same CV as the kernels), pysiglib's
+PDE signature kernel (``sigkernel``: z-normalised series with time as a channel, 7
+static kernels with raw and normalised Grams, selected like the other kernels; the grid
+is :data:`rntk.benchmarking._signature.SIGNATURE_GRID`). Finite RNNs
 (``rnn``: NTK-initialised ReLU RNN, ``irnn``: identity-initialised, ``gru``) come from
 :class:`rntk.nn.RNNClassifier` (needs torch). Methods whose package is missing are
 skipped with a notice. Kernel methods see unit-norm series (the paper's

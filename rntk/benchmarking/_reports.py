@@ -156,9 +156,11 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     method with it on the datasets both ran (mean difference, wins / ties / losses) and
     ``accuracy_vs_minirocket.png`` shows one panel per method (its accuracy against
     MiniRocket's, one labelled point per dataset); ``accuracy_vs_paper.png`` shows each
-    method of the paper's Table 2 against the paper's value. Plots need matplotlib (Agg
-    backend, pyplot untouched); a plot that is not drawn is removed, with the reason in
-    the summaries.
+    method of the paper's Table 2 against the paper's value. Every method is set beside
+    the published bake off redux (:mod:`rntk.benchmarking._sota`): mean accuracies and
+    W/T/L on the shared datasets, average ranks, and ``critical_difference.png``.
+    Plots need matplotlib (Agg backend, pyplot untouched); a plot that is not drawn is
+    removed, with the reason in the summaries.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
