@@ -30,6 +30,7 @@ Grid (:data:`SIGNATURE_GRID`, 7 static kernels x raw and normalised Grams = 14 G
       static kernel costs at order 0.
 """
 
+import contextlib
 import importlib
 import importlib.util
 import warnings
@@ -119,10 +120,26 @@ def _static(static, scale=1.0, sigma=1.0):
     raise ValueError(f"static must be 'linear' or 'rbf'; got {static!r}")
 
 
+@contextlib.contextmanager
+def _torch_threads(n_jobs):
+    """Hold torch (pysiglib's static kernels run in it) to ``n_jobs`` threads, then restore."""
+    import torch
+
+    before = torch.get_num_threads()
+    n = _threads(n_jobs)
+    if n > 0:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _raw(P, Q, static_kernel, dyadic_order, n_jobs):
     import pysiglib
 
-    with warnings.catch_warnings():  # an overflow is reported by the search, per setting
+    with warnings.catch_warnings(), _torch_threads(n_jobs):
+        # an overflow is reported by the search, per setting
         warnings.filterwarnings("ignore", message=".*produced NaN or Inf",
                                 category=RuntimeWarning)
         K = pysiglib.sig_kernel_gram(P, Q, dyadic_order=dyadic_order,
@@ -133,10 +150,10 @@ def _raw(P, Q, static_kernel, dyadic_order, n_jobs):
 def _diag(P, static_kernel, dyadic_order, n_jobs):
     import pysiglib
 
-    return np.asarray(pysiglib.sig_kernel(P, P, dyadic_order=dyadic_order,
-                                          static_kernel=static_kernel,
-                                          n_jobs=_threads(n_jobs)),
-                      dtype=np.float64).reshape(len(P))
+    with _torch_threads(n_jobs):
+        k = pysiglib.sig_kernel(P, P, dyadic_order=dyadic_order, static_kernel=static_kernel,
+                                n_jobs=_threads(n_jobs))
+    return np.asarray(k, dtype=np.float64).reshape(len(P))
 
 
 def _threads(n_jobs):
