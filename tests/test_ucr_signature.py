@@ -119,6 +119,19 @@ def test_grams_are_symmetric_psd_and_padding_changes_nothing():
 
 
 @needs_siglib
+def test_torch_threads_are_restored():
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        sig.signature_gram([np.arange(4.0), np.arange(5.0) ** 2], static="rbf", n_jobs=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+@needs_siglib
 def test_overflowing_settings_are_skipped_not_selected():
     X = [np.linspace(0, 1, 400) ** 2 * (-1) ** np.arange(400) * (i + 1) for i in range(3)]
     grams = list(sig.signature_spec().iter_grams(X, [{"static": "linear", "scale": 30.0,
