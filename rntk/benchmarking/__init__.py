@@ -12,7 +12,7 @@ Bagnall, DMKD 2024: HIVE-COTE 2, MultiRocket-Hydra, InceptionTime, ... on 112 UC
 datasets, :func:`load_published_results`, shipped) with, on the datasets we share, the
 mean accuracies, our wins / ties / losses against each, the average ranks with the
 Nemenyi critical difference (:func:`critical_difference`) and a critical-difference
-diagram (``critical_difference.png``).
+diagram (``critical_difference.png``, :func:`plot_critical_difference`).
 
 Protocols
 ---------
@@ -55,6 +55,7 @@ interrupted run resumes where it stopped.
 """
 
 from . import published_results, stats
+from ._cdplot import plot_critical_difference
 from ._reports import write_reports
 from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
 from .published_results import load_paper_table, load_published_results, paper_accuracy
@@ -62,5 +63,5 @@ from .stats import critical_difference, friedman_ranks, summary_metrics
 
 __all__ = ["METHODS", "PROTOCOLS", "critical_difference", "friedman_ranks",
            "load_paper_table", "load_published_results", "paper_accuracy",
-           "published_results", "run_benchmark", "run_precomputed_kernel", "stats",
-           "summary_metrics", "write_reports"]
+           "plot_critical_difference", "published_results", "run_benchmark",
+           "run_precomputed_kernel", "stats", "summary_metrics", "write_reports"]

@@ -57,6 +57,7 @@ def plot_critical_difference(acc, names, path=None, *, alpha=0.05, test="nemenyi
     Examples
     --------
     >>> acc = [[90, 80, 70], [85, 80, 60], [95, 70, 65], [80, 82, 60]]
+    >>> from rntk.benchmarking import plot_critical_difference
     >>> fig = plot_critical_difference(acc, ["a", "b", "c"])  # doctest: +SKIP
     """
     if importlib.util.find_spec("matplotlib") is None:
