@@ -21,8 +21,11 @@ repository when present, else the bundled datasets); with a UCR folder the datas
 the RNTK paper's Table 2 found there are used, with the bundled data all five.
 
 Outputs in ``--out`` (default ``results/bench_ucr_protocols``): ``results.csv`` (one row
-per dataset and method), ``summary.md`` (per-dataset table, totals and the time ratio
-against MiniRocket) and ``time_vs_accuracy.png``.
+per dataset and method), ``summary.md`` (per-dataset table, totals, the time ratio
+against MiniRocket, and each method beside the published state of the art of the "bake
+off redux" -- mean accuracy on the shared datasets, W/T/L, average ranks with the
+Nemenyi critical difference), ``time_vs_accuracy.png`` and ``critical_difference.png``
+(the critical-difference diagram; needs matplotlib).
 
 Usage::
 
@@ -40,6 +43,7 @@ import numpy as np
 
 from rntk import RNTKClassifierCV
 from rntk.benchmarking import load_paper_table
+from rntk.benchmarking._sota import PLOT_CD, compare_with_published, sota_markdown, write_cd_plot
 from rntk.datasets import list_ucr, load_ucr
 
 HERE = Path(__file__).resolve().parent
@@ -224,6 +228,11 @@ def main(argv=None):
         w.writeheader()
         w.writerows(rows)
     md = _markdown(rows, list(methods), datasets)
+    ours = {m: {r["dataset"]: 100 * r["accuracy"] for r in rows if r["method"] == m}
+            for m in methods}
+    comparison = compare_with_published({m: a for m, a in ours.items() if a})
+    why = write_cd_plot(comparison, out / PLOT_CD, "rntk beside the bake off redux")
+    md += "\n" + "\n".join(sota_markdown(comparison, (PLOT_CD, why)))
     (out / "summary.md").write_text(md)
     _plot(rows, list(methods), out / "time_vs_accuracy.png")
     print(md)

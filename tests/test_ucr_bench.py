@@ -142,6 +142,10 @@ def test_fast_protocol_smoke_run(tmp_path, monkeypatch, capsys):
     md = (out / "summary.md").read_text()
     assert "P90" in md and "Friedman rank" in md and "*" in md
     assert "| Coffee |" in captured.out
+    # beside the published state of the art: Coffee is in the bake off redux, the
+    # variable-length PickupGestureWiimoteZ is not
+    assert "## Beside the published state of the art" in captured.out
+    assert summary["state_of_the_art"]["per_method"]["rntk"]["datasets"] == ["Coffee"]
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "accuracy_vs_paper.png").stat().st_size > 0
     # a second run resumes from the cache: the (edited) cached value is reused

@@ -6,7 +6,13 @@ UCR 2018 layout and writes, per dataset and method, the test accuracy, the selec
 hyperparameters and the Gram / fit / predict times; then a summary with the paper's
 metrics (:mod:`rntk.benchmarking.stats`: mean accuracy, P90, P95, PMA, Friedman
 rank) and the paper's Table 2 (:mod:`rntk.benchmarking.published_results`, shipped
-with the package) beside ours, as Markdown, CSV, JSON and PNG.
+with the package) beside ours, as Markdown, CSV, JSON and PNG. Beside the state of the
+art too: the published accuracies of the "bake off redux" (Middlehurst, Schäfer and
+Bagnall, DMKD 2024: HIVE-COTE 2, MultiRocket-Hydra, InceptionTime, ... on 112 UCR
+datasets, :func:`load_published_results`, shipped) with, on the datasets we share, the
+mean accuracies, our wins / ties / losses against each, the average ranks with the
+Nemenyi critical difference (:func:`critical_difference`) and a critical-difference
+diagram (``critical_difference.png``, :func:`plot_critical_difference`).
 
 Protocols
 ---------
@@ -35,7 +41,10 @@ get each series zero-padded at its end to the longest one, which the tables mark
 with ``*``.
 
 Peers (when installed, ``pip install rntk[bench]``): aeon's MiniRocket and 1-NN DTW,
-tslearn's GAK (SVC on the precomputed GAK Gram, same CV as the kernels). Finite RNNs
+tslearn's GAK (SVC on the precomputed GAK Gram, same CV as the kernels), pysiglib's
+PDE signature kernel (``sigkernel``: z-normalised series with time as a channel, 7
+static kernels with raw and normalised Grams, selected like the other kernels; the grid
+is :data:`rntk.benchmarking._signature.SIGNATURE_GRID`). Finite RNNs
 (``rnn``: NTK-initialised ReLU RNN, ``irnn``: identity-initialised, ``gru``) come from
 :class:`rntk.nn.RNNClassifier` (needs torch). Methods whose package is missing are
 skipped with a notice. Kernel methods see unit-norm series (the paper's
@@ -46,11 +55,13 @@ interrupted run resumes where it stopped.
 """
 
 from . import published_results, stats
+from ._cdplot import plot_critical_difference
 from ._reports import write_reports
 from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
-from .published_results import load_paper_table, paper_accuracy
-from .stats import friedman_ranks, summary_metrics
+from .published_results import load_paper_table, load_published_results, paper_accuracy
+from .stats import critical_difference, friedman_ranks, summary_metrics
 
-__all__ = ["METHODS", "PROTOCOLS", "friedman_ranks", "load_paper_table", "paper_accuracy",
-           "published_results", "run_benchmark", "run_precomputed_kernel", "stats",
-           "summary_metrics", "write_reports"]
+__all__ = ["METHODS", "PROTOCOLS", "critical_difference", "friedman_ranks",
+           "load_paper_table", "load_published_results", "paper_accuracy",
+           "plot_critical_difference", "published_results", "run_benchmark",
+           "run_precomputed_kernel", "stats", "summary_metrics", "write_reports"]

@@ -42,7 +42,8 @@ def _parser():
         description="Run the RNTK paper's UCR classification protocol (Appendix A.1) on "
                     "UCR datasets, beside the usual peers. Writes results.csv (this run), "
                     "summary.md, summary.csv, summary.json (every cached result of the "
-                    "protocol), accuracy_vs_paper.png and accuracy_vs_minirocket.png into "
+                    "protocol), accuracy_vs_paper.png, accuracy_vs_minirocket.png and "
+                    "critical_difference.png (beside the published bake off redux) into "
                     "--out.")
     p.add_argument("--data-home", default=None,
                    help="folder in the UCR 2018 layout (default: $RNTK_DATA, else the "

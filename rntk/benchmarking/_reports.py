@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ._sota import PLOT_CD, compare_with_published, sota_markdown, write_cd_plot
 from .stats import summary_metrics
 
 __all__ = ["write_reports"]
@@ -155,9 +156,11 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     method with it on the datasets both ran (mean difference, wins / ties / losses) and
     ``accuracy_vs_minirocket.png`` shows one panel per method (its accuracy against
     MiniRocket's, one labelled point per dataset); ``accuracy_vs_paper.png`` shows each
-    method of the paper's Table 2 against the paper's value. Plots need matplotlib (Agg
-    backend, pyplot untouched); a plot that is not drawn is removed, with the reason in
-    the summaries.
+    method of the paper's Table 2 against the paper's value. Every method is set beside
+    the published bake off redux (:mod:`rntk.benchmarking._sota`): mean accuracies and
+    W/T/L on the shared datasets, average ranks, and ``critical_difference.png``.
+    Plots need matplotlib (Agg backend, pyplot untouched); a plot that is not drawn is
+    removed, with the reason in the summaries.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -190,6 +193,11 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     times = {m: float(sum(by[(d, m)]["total_time"] for d in datasets if (d, m) in by))
              for m in methods}
     versus = _versus(REFERENCE, methods, datasets, by)
+    accuracy = {m: {d: 100 * by[(d, m)]["accuracy"] for d in datasets if (d, m) in by}
+                for m in methods}
+    sota = compare_with_published(accuracy)
+    sota_plot = write_cd_plot(sota, out / PLOT_CD, f"UCR, {protocol} protocol, beside the "
+                                                   "bake off redux (published)")
     plots = {PLOT_VS_REFERENCE: _plot_vs_reference(versus, by, protocol,
                                                    out / PLOT_VS_REFERENCE),
              PLOT_VS_PAPER: _plot_vs_paper(methods, datasets, by, protocol,
@@ -197,8 +205,7 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     summary = {
         "protocol": protocol,
         "datasets": datasets, "methods": methods,
-        "accuracy": {m: {d: 100 * by[(d, m)]["accuracy"] for d in datasets if (d, m) in by}
-                     for m in methods},
+        "accuracy": accuracy,
         "paper": {m: {d: by[(d, m)]["paper"] for d in datasets
                       if (d, m) in by and by[(d, m)]["paper"] is not None} for m in methods},
         "metrics": None if ours is None else {
@@ -208,6 +215,7 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
             c: {k: (float(v[j]) if k != "n_datasets" else v) for k, v in theirs.items()}
             for j, c in enumerate(cols)},
         "vs_minirocket": versus,
+        "state_of_the_art": {**sota, "plot": "drawn" if sota_plot is None else sota_plot},
         "method_time_s": times,
         "wall_time_s": wall_time,
         "this_invocation": {"n_results": len(run_rows), "n_computed": n_computed,
@@ -241,7 +249,8 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         _atomic_write_text(out / "summary.csv", f.getvalue())
     md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed,
                    protocol=protocol, versus=versus, plots=plots, run_rows=run_rows,
-                   n_computed=n_computed, left_out=left_out, from_cache=from_cache)
+                   n_computed=n_computed, left_out=left_out, from_cache=from_cache,
+                   extra=sota_markdown(sota, (PLOT_CD, sota_plot)))
     _atomic_write_text(out / "summary.md", md)
     if not quiet:
         print(md, file=stream or sys.stdout)
@@ -278,7 +287,7 @@ def _versus(ref, methods, datasets, by):
 
 def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed=(),
               *, protocol=None, versus=None, plots=None, run_rows=None, n_computed=None,
-              left_out=(), from_cache=False):
+              left_out=(), from_cache=False, extra=()):
     protocol = protocol or rows[0]["protocol"]
     plots = plots or {}
     lines = [f"# UCR benchmark ({protocol} protocol)", ""]
@@ -385,6 +394,7 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
                 f"(beyond {_MAX_LABELS} datasets, only up to {_FAR_LABELS} of those "
                 "farthest from the diagonal, crowded ones unnamed)" if why is None
                 else f"not drawn: {why}"))
+    lines += ["", *extra]
     lines += ["", "Selected hyperparameters:", ""]
     for r in rows:
         lines.append(f"- {r['dataset']} / {r['method']}: {_fmt_params(r['params'])} "

@@ -38,12 +38,13 @@ from ._data import (
     _folds,
 )
 from ._reports import _atomic_write_text, _failure_label, _json_default, write_reports
+from ._signature import SIGNATURE_GRID, signature_missing, signature_spec
 
 __all__ = ["METHODS", "PROTOCOLS", "run_benchmark", "run_precomputed_kernel"]
 
 KERNEL_METHODS = ("rntk", "ntk", "rbf", "poly")
 RNN_METHODS = ("rnn", "irnn", "gru")
-PEER_METHODS = ("minirocket", "dtw1nn", "gak")
+PEER_METHODS = ("minirocket", "dtw1nn", "gak", "sigkernel")
 METHODS = KERNEL_METHODS + RNN_METHODS + PEER_METHODS
 PAPER_COLUMNS = {"rntk": "RNTK", "ntk": "NTK", "rbf": "RBF", "poly": "POLY",
                  "rnn": "GaussianRNN", "irnn": "IdentityRNN", "gru": "GRU"}
@@ -62,6 +63,7 @@ _PAPER_BASELINES = {
     "rnn": {"n_layers": [1, 2], "hidden_size": [50, 100, 200, 500],
             "lr": [1e-2, 1e-3, 1e-4, 1e-5]},
     "rnn_epochs": 200,
+    "sigkernel": SIGNATURE_GRID,  # the signature kernel's peer grid, in every protocol
 }
 
 PROTOCOLS = {
@@ -92,6 +94,7 @@ PROTOCOLS = {
         "rnn_cv": 3,
         "rnn": {"n_layers": [1], "hidden_size": [64], "lr": [1e-3]},
         "rnn_epochs": 30,
+        "sigkernel": SIGNATURE_GRID,
     },
 }
 
@@ -348,6 +351,8 @@ def _missing(method):
         except ImportError as exc:
             return f"rntk.nn.RNNClassifier is not available ({exc})"
         return None
+    if method == "sigkernel":
+        return signature_missing()
     pkg = {"minirocket": "aeon", "dtw1nn": "aeon", "gak": "tslearn"}.get(method)
     if pkg is not None and importlib.util.find_spec(pkg) is None:
         return f"{pkg} is not installed (pip install rntk[bench])"
@@ -394,6 +399,10 @@ def _run_peer(method, data, protocol, splits, n_jobs, seed, progress):
         res = _run_kernel("gak", data, protocol, splits, n_jobs, progress)
         res["engine"] = "tslearn cdist_gak + SVC"
         return res
+    if method == "sigkernel":
+        P = PROTOCOLS[protocol]
+        return run_precomputed_kernel(signature_spec(), data, P["sigkernel"], P.get("C"),
+                                      splits, n_jobs, progress, alphas=P.get("alpha"))
     if method == "minirocket":
         from aeon.classification.convolution_based import MiniRocketClassifier
 

@@ -10,14 +10,26 @@ Given accuracies ``y[i, j]`` of classifier ``j`` on dataset ``i``:
   the average of the ranks they span (the usual Friedman convention), or the lowest
   one with ``ties="min"``, which is what the paper's Table 1 used.
 
+And the tests of Demšar (JMLR 2006) and Benavoli, Corani and Mangili (JMLR 2016) that
+a critical-difference diagram draws:
+
+* :func:`win_tie_loss`: datasets where one method is above / equal to / below another;
+* :func:`nemenyi_critical_difference`: the Nemenyi test's critical difference of
+  average ranks, ``CD = q_alpha * sqrt(k (k + 1) / (6 N))``;
+* :func:`critical_difference`: average ranks, the Friedman test and the groups
+  ("cliques") of methods not significantly different, by the Nemenyi test or by
+  pairwise Wilcoxon signed-rank tests with Holm's correction (what aeon's
+  ``plot_critical_difference`` draws).
+
 Datasets where some classifier has no result (NaN) are left out of every metric, so
 all classifiers are compared on the same datasets.
 """
 
 import numpy as np
-from scipy.stats import rankdata
+from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
 
-__all__ = ["summary_metrics", "friedman_ranks"]
+__all__ = ["critical_difference", "friedman_ranks", "nemenyi_critical_difference",
+           "summary_metrics", "win_tie_loss"]
 
 
 def _table(acc):
@@ -98,3 +110,182 @@ def summary_metrics(acc, ties="average"):
         "friedman_rank": friedman_ranks(A, ties).mean(axis=0),
         "n_datasets": int(A.shape[0]),
     }
+
+
+def win_tie_loss(a, b, tie=1e-9):
+    """Count the datasets where ``a`` is above, equal to and below ``b``.
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n_datasets,)
+        Accuracies of two methods on the same datasets (same scale); pairs holding a
+        NaN are left out.
+    tie : float, default=1e-9
+        Two accuracies at most this far apart are a tie (e.g. half the last digit of
+        a rounded published value).
+
+    Returns
+    -------
+    wins, ties, losses : int
+        Datasets where ``a > b``, ``a == b`` (within ``tie``) and ``a < b``.
+
+    Examples
+    --------
+    >>> win_tie_loss([90.0, 80.0, 70.0, 60.0], [85.0, 80.0, 75.0, 50.0])
+    (2, 1, 1)
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"a and b must be 1-D of the same length; got shapes {a.shape} "
+                         f"and {b.shape}")
+    if not (np.isfinite(tie) and tie >= 0):
+        raise ValueError(f"tie must be a finite number >= 0; got {tie!r}")
+    keep = ~(np.isnan(a) | np.isnan(b))
+    diff = a[keep] - b[keep]
+    same = np.abs(diff) <= tie
+    return (int(np.sum((diff > 0) & ~same)), int(np.sum(same)),
+            int(np.sum((diff < 0) & ~same)))
+
+
+def nemenyi_critical_difference(n_methods, n_datasets, alpha=0.05):
+    """Critical difference of average ranks in the Nemenyi test (Demšar 2006, eq. 5).
+
+    ``CD = q_alpha * sqrt(k (k + 1) / (6 N))`` with ``q_alpha`` the studentized range
+    statistic of ``k`` groups and infinite degrees of freedom divided by ``sqrt(2)``
+    (Demšar's Table 5a, e.g. 2.569 for ``k = 4`` at ``alpha = 0.05``). Two methods
+    whose average ranks over ``N`` datasets differ by at least ``CD`` are significantly
+    different.
+
+    Parameters
+    ----------
+    n_methods : int
+        Number of methods ``k`` (at least 2).
+    n_datasets : int
+        Number of datasets ``N`` (at least 1).
+    alpha : float, default=0.05
+        Significance level, in (0, 1).
+
+    Returns
+    -------
+    cd : float
+        The critical difference, in ranks.
+
+    Examples
+    --------
+    >>> round(nemenyi_critical_difference(4, 20), 4)
+    1.0488
+    """
+    k, n = _count(n_methods, "n_methods", 2), _count(n_datasets, "n_datasets", 1)
+    q = studentized_range.ppf(1.0 - _alpha(alpha), k, np.inf) / np.sqrt(2.0)
+    return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
+def critical_difference(acc, alpha=0.05, test="nemenyi"):
+    """Average ranks and the groups of methods not significantly different.
+
+    Parameters
+    ----------
+    acc : array-like of shape (n_datasets, n_methods)
+        Accuracies; rows with a NaN are dropped. At least two methods.
+    alpha : float, default=0.05
+        Significance level of the tests.
+    test : {"nemenyi", "wilcoxon-holm"}, default="nemenyi"
+        ``"nemenyi"``: two methods differ when their average ranks differ by at least
+        the critical difference (:func:`nemenyi_critical_difference`).
+        ``"wilcoxon-holm"``: every pair by a two-sided Wilcoxon signed-rank test on the
+        accuracies (zero differences split between the signs, ``zero_method="zsplit"``),
+        the p-values corrected by Holm's step-down method (Benavoli et al., 2016).
+
+    Returns
+    -------
+    result : dict
+        ``"average_ranks"`` (ndarray of shape (n_methods,), 1 = best, ties averaged),
+        ``"n_datasets"``, ``"test"``, ``"alpha"``, ``"friedman_p"`` (p-value of the
+        Friedman test; NaN with fewer than three methods or when every method ranks
+        the same on every dataset), ``"cd"`` (the critical difference; None with
+        Wilcoxon-Holm), ``"p_values"`` (ndarray of shape (n_methods, n_methods) of the
+        Holm-adjusted p-values; None with Nemenyi), ``"significant"`` (boolean matrix:
+        the pair differs) and ``"cliques"`` (list of lists of method indices: the
+        maximal runs of methods, in average-rank order, of which no two differ;
+        single methods are not listed).
+
+    Examples
+    --------
+    >>> acc = [[90, 80, 70], [85, 80, 60], [95, 70, 65], [80, 82, 60]]
+    >>> res = critical_difference(acc)
+    >>> res["average_ranks"].tolist(), round(res["cd"], 3), res["cliques"]
+    ([1.25, 1.75, 3.0], 1.657, [[0, 1], [1, 2]])
+    """
+    if test not in ("nemenyi", "wilcoxon-holm"):
+        raise ValueError(f"test must be 'nemenyi' or 'wilcoxon-holm'; got {test!r}")
+    alpha = _alpha(alpha)
+    A = _table(acc)
+    n, k = A.shape
+    if k < 2:
+        raise ValueError(f"a critical difference needs at least 2 methods; got {k}")
+    ranks = friedman_ranks(A).mean(axis=0)
+    friedman_p = float("nan")
+    if k >= 3 and n >= 2 and np.ptp(A, axis=1).any():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            friedman_p = float(friedmanchisquare(*A.T).pvalue)
+    cd, p_values = None, None
+    if test == "nemenyi":
+        cd = nemenyi_critical_difference(k, n, alpha)
+        significant = np.abs(ranks[:, None] - ranks[None, :]) >= cd
+    else:
+        p_values = _wilcoxon_holm(A)
+        significant = p_values <= alpha
+    np.fill_diagonal(significant, False)
+    return {"average_ranks": ranks, "n_datasets": int(n), "test": test, "alpha": alpha,
+            "friedman_p": friedman_p, "cd": cd, "p_values": p_values,
+            "significant": significant, "cliques": _cliques(ranks, significant)}
+
+
+def _wilcoxon_holm(A):
+    """Holm-adjusted p-values of the pairwise two-sided Wilcoxon signed-rank tests."""
+    k = A.shape[1]
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    raw = np.ones(len(pairs))
+    for t, (i, j) in enumerate(pairs):
+        d = A[:, i] - A[:, j]
+        if np.any(d != 0):
+            raw[t] = wilcoxon(A[:, i], A[:, j], zero_method="zsplit").pvalue
+    order = np.argsort(raw, kind="stable")
+    m = len(pairs)
+    adjusted = np.empty(m)
+    running = 0.0
+    for step, t in enumerate(order):  # Holm: p_(s) * (m - s), made monotone
+        running = max(running, min(1.0, raw[t] * (m - step)))
+        adjusted[t] = running
+    P = np.ones((k, k))
+    for (i, j), p in zip(pairs, adjusted):
+        P[i, j] = P[j, i] = p
+    return P
+
+
+def _cliques(ranks, significant):
+    """Maximal runs, in average-rank order, of methods no two of which differ."""
+    order = np.argsort(ranks, kind="stable")
+    runs = []
+    for start in range(len(order)):
+        end = start
+        while end + 1 < len(order) and not significant[
+                np.ix_(order[start:end + 2], order[start:end + 2])].any():
+            end += 1
+        if end > start and not any(s <= start and end <= e for s, e in runs):
+            runs.append((start, end))
+    return [[int(i) for i in order[s:e + 1]] for s, e in runs]
+
+
+def _count(value, name, low):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    return int(value)
+
+
+def _alpha(alpha):
+    if isinstance(alpha, bool) or not isinstance(alpha, (float, int, np.floating)) \
+            or not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
+    return float(alpha)
