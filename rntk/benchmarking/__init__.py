@@ -43,11 +43,19 @@ pre-processing); RNNs and peers see the series as stored.
 
 Results are cached per (dataset, method, protocol) under ``OUT/cache/`` so an
 interrupted run resumes where it stopped.
+
+Modules: ``_protocols`` (the methods and their grids), ``_data`` (which datasets,
+through :mod:`rntk.datasets`; fingerprints, folds), ``_runners`` (one method on one
+dataset), ``_cache`` (the cached results), ``_progress`` (the status line), ``_files``
+(atomic writes), ``_reports`` (tables and plots), ``_ucr`` (the main loop), ``_cli``
+(``rntk-ucr``).
 """
 
 from . import published_results, stats
+from ._protocols import METHODS, PROTOCOLS
 from ._reports import write_reports
-from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
+from ._runners import run_precomputed_kernel
+from ._ucr import run_benchmark
 from .published_results import load_paper_table, paper_accuracy
 from .stats import friedman_ranks, summary_metrics
 

@@ -26,7 +26,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from ._ucr import _split_files
+from ._base import _split_files
 
 __all__ = ["fetch_ucr", "DownloadError", "UCR_URL"]
 

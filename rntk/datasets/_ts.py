@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._ucr import _check_padded, _parse_labels, _text_lines, _to_layout
+from ._base import _check_padded, _parse_labels, _text_lines, _to_layout
 
 __all__ = ["load_ts"]
 
