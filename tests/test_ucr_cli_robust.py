@@ -293,7 +293,12 @@ def test_a_killed_run_resumes_from_its_intact_results(tmp_path):
     _add_a_series(test_file)
     resume()
     after = _stamp(_cache_files(out))
-    changed = {n for n in after if after[n] != before[n]}
+    changed = {n for n in before if after[n] != before[n]}
     assert changed == {"Bbb__rbf__fast.json", "Bbb__rntk__fast.json"}
     sha = {json.loads(after[n][1])["data_sha256"] for n in changed}
-    assert len(sha) == 1 and sha != {json.loads(before[n][1])["data_sha256"] for n in changed}
+    old_sha = {json.loads(before[n][1])["data_sha256"] for n in changed}
+    assert len(sha) == 1 and sha != old_sha
+    # the results of the old data are kept beside the new ones, unchanged
+    kept = set(after) - set(before)
+    assert len(kept) == 2 and all(n.startswith("Bbb__") for n in kept)
+    assert sorted(after[n][1] for n in kept) == sorted(before[n][1] for n in changed)

@@ -42,7 +42,8 @@ skipped with a notice. Kernel methods see unit-norm series (the paper's
 pre-processing); RNNs and peers see the series as stored.
 
 Results are cached per (dataset, method, protocol) under ``OUT/cache/`` so an
-interrupted run resumes where it stopped.
+interrupted run resumes where it stopped; a result is reused only for the same seed,
+grids and dataset files, and one of another seed (grids, files) is kept beside it.
 
 Modules: ``_protocols`` (the methods and their grids), ``_data`` (which datasets,
 through :mod:`rntk.datasets`; fingerprints, folds), ``_runners`` (one method on one

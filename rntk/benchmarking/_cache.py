@@ -1,12 +1,22 @@
-"""The UCR benchmark's cache: one JSON file per result, checked before it is reused."""
+"""The UCR benchmark's cache: one JSON file per result, checked before it is reused.
 
+``cache/NAME__METHOD__PROTOCOL.json`` holds the latest result of a (dataset, method,
+protocol). A result is reused only when it was computed with the same seed, grids and
+dataset files (its key, :func:`result_key`). A result that another seed, other grids or
+changed files would replace is not lost: it is kept beside, as
+``NAME__METHOD__PROTOCOL__KEY.json``, and reused when its key comes back.
+"""
+
+import hashlib
 import json
+import os
 
 from ._data import data_fingerprint, dataset_files
 from ._files import atomic_write_text, json_default
 from ._protocols import METHODS, grid_hash
 
-__all__ = ["cache_path", "read_cache", "reported_results", "stale_reason", "write_cache"]
+__all__ = ["cache_path", "current_kept", "keep_aside", "kept_path", "read_cache",
+           "reported_results", "result_key", "stale_reason", "write_cache"]
 
 _NUMBER = (int, float)
 #: the keys a cached result needs, with their types (bool is not a number here)
@@ -20,7 +30,31 @@ _CACHE_KEYS = {
 
 
 def cache_path(cache, name, method, protocol):
+    """Return the file of the latest result of ``(name, method, protocol)``."""
     return cache / f"{name}__{method}__{protocol}.json"
+
+
+def result_key(seed, key, fingerprint):
+    """Return the short key of what determines a result: seed, grids hash, data SHA-256."""
+    text = json.dumps([seed, key, fingerprint])
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def kept_path(cache, name, method, protocol, rkey):
+    """Return the file of a result kept beside the latest one, by its :func:`result_key`."""
+    return cache / f"{name}__{method}__{protocol}__{rkey}.json"
+
+
+def keep_aside(path, record):
+    """Move the cached result ``record`` at ``path`` beside it, under its key.
+
+    Returns the new path. Called before a result with another key replaces it.
+    """
+    rkey = result_key(record.get("seed"), record.get("grid_hash"), record.get("data_sha256"))
+    target = kept_path(path.parent, record["dataset"], record["method"], record["protocol"],
+                       rkey)
+    os.replace(path, target)
+    return target
 
 
 def read_cache(path, name, method, protocol):
@@ -103,16 +137,16 @@ def reported_results(cache, protocol, seed, data_home, fingerprints, done, skip)
             continue
         record, problem = read_cache(path, name, method, protocol)
         if problem is None:
-            if name not in fingerprints:
-                try:
-                    fingerprints[name] = data_fingerprint(dataset_files(name, data_home))
-                except (OSError, ValueError):
-                    fingerprints[name] = None
-            if fingerprints[name] is None:
+            fingerprint = _fingerprint_of(name, data_home, fingerprints)
+            if fingerprint is None:
                 problem = "its dataset is not found or not readable in the data folder in use"
             else:
-                problem = stale_reason(record, grid_hash(protocol, method), seed,
-                                 fingerprints[name])
+                key = grid_hash(protocol, method)
+                problem = stale_reason(record, key, seed, fingerprint)
+                if problem is not None:  # a result of this run's key kept beside it?
+                    kept = current_kept(cache, name, method, protocol, seed, key, fingerprint)
+                    if kept is not None:
+                        record, problem = kept, None
         if problem is None:
             found[(name, method)] = record
         else:
@@ -120,3 +154,25 @@ def reported_results(cache, protocol, seed, data_home, fingerprints, done, skip)
     order = {m: i for i, m in enumerate(METHODS)}
     keys = sorted(found, key=lambda k: (k[0].lower(), k[0], order.get(k[1], len(order))))
     return [found[k] for k in keys], left_out
+
+
+def _fingerprint_of(name, data_home, fingerprints):
+    """Return the data fingerprint of ``name`` (None: not found or unreadable), memoised."""
+    if name not in fingerprints:
+        try:
+            fingerprints[name] = data_fingerprint(dataset_files(name, data_home))
+        except (OSError, ValueError):
+            fingerprints[name] = None
+    return fingerprints[name]
+
+
+def current_kept(cache, name, method, protocol, seed, key, fingerprint):
+    """Return the valid result of this seed, grids and data kept beside, or None."""
+    path = kept_path(cache, name, method, protocol, result_key(seed, key, fingerprint))
+    if not path.is_file():
+        return None
+    record, problem = read_cache(path, name, method, protocol)
+    if problem is None and stale_reason(record, key, seed, fingerprint) is None:
+        return record
+    return None
+

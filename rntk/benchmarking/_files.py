@@ -8,12 +8,14 @@ temporary file; :func:`remove_stale_temporaries` removes those of dead writers.
 
 import contextlib
 import os
+import re
 import secrets
+import time
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_write_text", "json_default", "replacing"]
+__all__ = ["atomic_write_text", "json_default", "remove_stale_temporaries", "replacing"]
 
 
 @contextlib.contextmanager
@@ -52,3 +54,66 @@ def json_default(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     return str(o)
+
+
+#: ``.NAME.<pid>-<8 hex>.tmp``: a temporary file of :func:`replacing`
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp")
+#: a temporary file younger than this (seconds) is never removed: its writer may be
+#: another machine's process sharing the folder, whose process id means nothing here
+_MIN_AGE = 60.0
+
+
+def _alive(pid):
+    """Whether process ``pid`` may be running (True when it cannot be told)."""
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # os.kill(pid, 0) is no probe there
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: alive, another user's
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder, min_age=_MIN_AGE):
+    """Remove the temporary files that writers killed mid-write left in ``folder``.
+
+    A file named as :func:`replacing` names them (``.NAME.<pid>-<random>.tmp``) is
+    removed when its process is no longer running and it was last modified more than
+    ``min_age`` seconds ago. Nothing else is touched; a file that cannot be removed is
+    left.
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder (not searched recursively); a missing folder is no error.
+    min_age : float, default=60
+        Seconds since the last modification below which a temporary file is kept.
+
+    Returns
+    -------
+    removed : list of pathlib.Path
+        The files removed.
+    """
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if match is None or _alive(int(match["pid"])):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or \
+                    now - entry.stat(follow_symlinks=False).st_mtime < min_age:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed

@@ -13,8 +13,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ._cache import cache_path, read_cache, reported_results, stale_reason, write_cache
+from ._cache import (
+    cache_path,
+    current_kept,
+    keep_aside,
+    read_cache,
+    reported_results,
+    stale_reason,
+    write_cache,
+)
 from ._data import Dataset, catalog, data_fingerprint, dataset_files, folds
+from ._files import remove_stale_temporaries
 from ._progress import Progress
 from ._protocols import METHODS, PAPER_COLUMNS, PROTOCOLS, grid_hash, missing_reason
 from ._reports import failure_label, write_reports
@@ -101,7 +110,10 @@ def run_benchmark(datasets, methods, protocol="paper", data_home=None, out="resu
     summaries) and the run goes on with the others. A cached result is reused when it is
     valid and was computed with the same grids, seed and dataset files (SHA-256 of the
     TRAIN and TEST files, or of the bundled file); an unreadable one is reported and
-    recomputed.
+    recomputed. A valid result that a run with another seed, other grids or changed
+    files replaces is kept beside it (``NAME__METHOD__PROTOCOL__KEY.json``) and reused
+    when that seed, those grids and files come back. Temporary files that writers
+    killed mid-write left in ``out`` are removed.
 
     The summaries and plots written into ``out`` (``summary.md``, ``summary.csv``,
     ``summary.json``, the PNGs) cover every such valid, current result cached for
@@ -131,6 +143,9 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
     cache = out / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     progress = Progress(len(datasets) * len(methods), stream=stream, quiet=quiet)
+    for folder in (out, cache):  # what writers killed mid-write left
+        for path in remove_stale_temporaries(folder):
+            progress.notice(f"removed {path}, a temporary file of a writer that was stopped")
     runnable = []
     for m in methods:
         why = None if report_only else missing_reason(m)
@@ -165,6 +180,7 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
         for i, method in enumerate(runnable):
             path = cache_path(cache, name, method, protocol)
             key = grid_hash(protocol, method)
+            previous = None  # a valid result of another key at ``path``: kept aside
             if not force and (path.exists() or path.is_symlink()):
                 cached, problem = read_cache(path, name, method, protocol)
                 if problem:
@@ -176,10 +192,27 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
                         progress.task += 1
                         rows.append(cached)
                         continue
+                    previous = cached
+                    kept = current_kept(cache, name, method, protocol, seed, key, fingerprint)
+                    if kept is not None:
+                        progress.task += 1
+                        rows.append(kept)
+                        continue
                     progress.notice(f"cached result {path.name} is stale ({why})"
-                                    + (": skipped" if report_only else ": recomputing it"))
-            elif report_only:
-                progress.notice(f"no cached result for {name} / {method}")
+                                    + (": skipped" if report_only else
+                                       ": recomputing it (the old result is kept beside it)"))
+            elif not force:  # only a kept result of this key (an interrupted update)?
+                kept = current_kept(cache, name, method, protocol, seed, key, fingerprint)
+                if kept is not None:
+                    progress.task += 1
+                    rows.append(kept)
+                    continue
+                if report_only:
+                    progress.notice(f"no cached result for {name} / {method}")
+            elif path.is_file():
+                cached, problem = read_cache(path, name, method, protocol)
+                if problem is None and stale_reason(cached, key, seed, fingerprint) is not None:
+                    previous = cached
             if report_only:
                 handled.add((name, method))  # warned about above
                 continue
@@ -209,6 +242,8 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
             res["params"] = {k: (float(v) if isinstance(v, np.floating) else v)
                              for k, v in res["params"].items()}
             try:
+                if previous is not None:
+                    keep_aside(path, previous)
                 write_cache(path, res)
             except OSError as exc:
                 progress.warn(f"cannot write the cache file {path} ({exc}); the result "

@@ -6,6 +6,7 @@ and this module imports none of them.
 """
 
 import os
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ _DATA_DIR = Path(__file__).parent / "data"
 _SPLITS = ("train", "test")
 #: The file types of a dataset folder, in the order of preference.
 _EXTS = (".tsv", ".ts")
+_INT64 = np.iinfo(np.int64)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -88,18 +90,30 @@ def _text_lines(path):
 
 
 def _parse_labels(raw, source):
-    """Turn the label strings into an int array when they are all integral, else str."""
+    """Turn the label strings into numbers where that keeps every label apart, else str.
+
+    int64 when every label is an integer that int64 holds exactly; else float64 when
+    every label is a finite number and no two different numbers become the same float64;
+    else the labels' text. Labels such as ``1e19`` and ``2e19`` (beyond int64) are thus
+    kept apart as floats, and ``9007199254740993`` and ``9007199254740992`` (one float64)
+    as integers; labels that no number type keeps apart stay text.
+    """
     raw = [s.strip() for s in raw]
     try:
         vals = np.array([float(s) for s in raw], dtype=np.float64)
     except ValueError:
         return np.array(raw, dtype=str)
-    if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
-        return vals.astype(np.int64)
     if not np.all(np.isfinite(vals)):
         raise ValueError(f"{source}: a class label is NaN or infinite")
-    return vals
-
+    try:  # the exact values written, to see what a number type would merge
+        exact = [Fraction(s) for s in raw]
+    except ValueError:  # a spelling float() reads and Fraction does not
+        return np.array(raw, dtype=str)
+    if all(q.denominator == 1 and _INT64.min <= q.numerator <= _INT64.max for q in exact):
+        return np.array([q.numerator for q in exact], dtype=np.int64)
+    if len(set(exact)) == len(set(vals.tolist())):
+        return vals
+    return np.array(raw, dtype=str)
 
 
 # ----------------------------------------------------------------------------- arrays

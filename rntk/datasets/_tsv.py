@@ -63,7 +63,9 @@ def read_tsv(path):
             raise ValueError(f"{path}, line {lineno}: not a number ({exc})") from None
         labels.append(fields[0])
         rows.append(vals)
-        counts.append((lineno, len(raw.split(sep))))
+        # the fields up to the last value, and all of them: trailing empty fields are
+        # padding or nothing (a tab at the end of the row)
+        counts.append((lineno, len(fields), len(raw.split(sep))))
     if not rows:
         raise ValueError(f"{path}: the file holds no series")
     _check_field_counts(counts, path)
@@ -75,14 +77,24 @@ def read_tsv(path):
 
 
 def _check_field_counts(counts, path):
-    """Every row of a UCR tsv file has the same number of fields (NaN padding)."""
-    values, n = np.unique([c for _, c in counts], return_counts=True)
-    if len(values) == 1:
+    """Every row of a UCR tsv file has the same number of fields (NaN padding).
+
+    ``counts`` holds ``(lineno, lo, hi)`` per row: ``lo`` fields up to its last value,
+    ``hi`` fields in all. Trailing empty fields may be padding or nothing (a tab ending
+    the row), so a row fits any count in ``[lo, hi]``, counted as its values are parsed.
+    """
+    lo = np.array([c[1] for c in counts])
+    hi = np.array([c[2] for c in counts])
+    # how many rows fit each count (rows are intervals [lo, hi])
+    fits = np.cumsum(np.bincount(lo, minlength=hi.max() + 2)
+                     - np.bincount(hi + 1, minlength=hi.max() + 2))
+    if fits.max() == len(counts):
         return
-    # the most common count (the larger one on a tie: corruption shortens rows)
-    expected = int(values[np.flatnonzero(n == n.max())[-1]])
-    n_ok = int(n[values == expected][0])
-    lineno, got = next((ln, c) for ln, c in counts if c != expected)
+    # the count most rows fit (the larger one on a tie: corruption shortens rows)
+    expected = int(np.flatnonzero(fits == fits.max())[-1])
+    n_ok = int(fits[expected])
+    lineno, got = next((ln, h if h < expected else lw) for ln, lw, h in counts
+                       if not lw <= expected <= h)
     what = "the row is truncated or corrupted" if got < expected else "the row has extra fields"
     raise ValueError(
         f"{path}, line {lineno}: {got} fields, expected {expected} (the label and "
