@@ -1,6 +1,8 @@
-"""Readers for the UCR / UEA time series classification archives.
+"""The UCR / UEA time series classification archives by name: lookup, loading, listing.
 
-Two on-disk layouts are read:
+One lookup (:func:`find_ucr`) serves :func:`load_ucr`, :func:`list_ucr` and the
+benchmark: ``data_home`` (else ``$RNTK_DATA``), the bundled datasets, the download cache,
+the archive's site. Two on-disk layouts are read (by ``_tsv`` and ``_ts``):
 
 * the UCR 2018 ``tsv`` layout: ``NAME/NAME_TRAIN.tsv`` and ``NAME/NAME_TEST.tsv``, one
   series per line, the class label first, then the values separated by tabs;
