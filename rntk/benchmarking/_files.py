@@ -58,9 +58,10 @@ def json_default(o):
 
 #: ``.NAME.<pid>-<8 hex>.tmp``: a temporary file of :func:`replacing`
 _TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp")
-#: a temporary file younger than this (seconds) is never removed: its writer may be
-#: another machine's process sharing the folder, whose process id means nothing here
-_MIN_AGE = 60.0
+#: a temporary file younger than this (seconds) is never removed: its writer may be a
+#: process of another machine (or container) sharing the folder, whose process id means
+#: nothing here; a write takes far less
+_MIN_AGE = 10.0
 
 
 def _alive(pid):
@@ -90,7 +91,7 @@ def remove_stale_temporaries(folder, min_age=_MIN_AGE):
     ----------
     folder : path-like
         The folder (not searched recursively); a missing folder is no error.
-    min_age : float, default=60
+    min_age : float, default=10
         Seconds since the last modification below which a temporary file is kept.
 
     Returns

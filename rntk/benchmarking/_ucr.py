@@ -143,9 +143,7 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
     cache = out / "cache"
     cache.mkdir(parents=True, exist_ok=True)
     progress = Progress(len(datasets) * len(methods), stream=stream, quiet=quiet)
-    for folder in (out, cache):  # what writers killed mid-write left
-        for path in remove_stale_temporaries(folder):
-            progress.notice(f"removed {path}, a temporary file of a writer that was stopped")
+    _clean(out, cache, progress)
     runnable = []
     for m in methods:
         why = None if report_only else missing_reason(m)
@@ -264,7 +262,15 @@ def run(datasets, methods, protocol, data_home, out, n_jobs, seed, paper, force,
     write_reports(reported, out, paper, wall_time=wall_time, quiet=quiet, stream=stream,
                   failed=failed, protocol=protocol, run_rows=rows, n_computed=n_computed,
                   left_out=left_out, from_cache=True)
+    _clean(out, cache, progress)  # again: a temporary file may have come of age since
     return rows, failed
+
+
+def _clean(out, cache, progress):
+    """Remove the temporary files that writers killed mid-write left (see ``_files``)."""
+    for folder in (out, cache):
+        for path in remove_stale_temporaries(folder):
+            progress.notice(f"removed {path}, a temporary file of a writer that was stopped")
 
 
 def _describe_error(exc):
