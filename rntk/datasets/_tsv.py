@@ -23,7 +23,8 @@ def read_tsv(path):
     X : ndarray of shape (n_samples, max_length)
         The values, NaN-padded at the end, exactly as written in the file.
     y : ndarray of shape (n_samples,)
-        The labels: int64 when all are integral numbers, else float or str.
+        The labels: int64 when all are integers that int64 holds, else float64 when all
+        are numbers that float64 keeps apart, else str (the text as written).
 
     Examples
     --------

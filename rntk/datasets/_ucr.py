@@ -157,7 +157,8 @@ def load_ucr(name, split=None, data_home=None, download=True):
         ``(n_samples, n_timesteps, n_channels)`` for equal-length multivariate data,
         and a list of arrays of shape ``(T_i,)`` or ``(T_i, n_channels)`` (padding
         removed) when the lengths differ anywhere in the dataset. ``y`` holds the
-        archive's labels, as int64 when they are integral numbers, else float or str.
+        archive's labels: int64 when all are integers that int64 holds, else float64
+        when all are numbers that float64 keeps apart, else str (the text as written).
     X_train, y_train, X_test, y_test : tuple
         When ``split`` is None, the two parts in this order.
 
