@@ -96,6 +96,7 @@ def stale_reason(record, key, seed, fingerprint):
 
 
 def write_cache(path, record):
+    """Write the result ``record`` to ``path`` atomically, as JSON."""
     atomic_write_text(path, json.dumps(record, indent=1, default=json_default))
 
 

@@ -99,6 +99,7 @@ class Dataset:
 
 
 def folds(y, n_splits, seed):
+    """Shuffled folds of the training set: stratified when every class fills them."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
     n_splits = max(2, min(n_splits, len(y)))

@@ -47,6 +47,7 @@ def atomic_write_text(path, text):
 
 
 def json_default(o):
+    """Turn numpy scalars and arrays (anything else: its str) into JSON values."""
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (np.floating,)):

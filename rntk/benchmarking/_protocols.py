@@ -82,13 +82,13 @@ def grid(spec):
 
 
 def grid_hash(protocol, method):
+    """Return a short hash of the grids and folds ``method`` runs with under ``protocol``."""
     p = PROTOCOLS[protocol]
     spec = {"cv": p["cv"], "grid": p.get(method),
             "default": p.get("rntk_default") if method == "rntk" else None,
             **{k: p[k] for k in ("C", "alpha") if k in p},
             "rnn": [p["rnn_cv"], p["rnn_epochs"]] if method in RNN_METHODS else None}
     return hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
 
 
 def missing_reason(method):

@@ -129,6 +129,7 @@ def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=
 
 
 def run_kernel(method, data, protocol, splits, n_jobs, progress):
+    """Run a kernel method (or the GAK peer) with the grids of ``protocol``."""
     P = PROTOCOLS[protocol]
     if method == "rntk":
         return _run_rntk_estimator(data, protocol, splits, n_jobs, progress)
