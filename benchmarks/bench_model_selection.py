@@ -12,7 +12,7 @@ with the same cross-validation scores.
 The default grid is a 200-candidate slice of the RNTK paper's Appendix A.1 grid
 (GridSearchCV then takes tens of seconds); ``--full`` runs the paper's whole grid
 (4500 candidates x 10 folds = 45000 GridSearchCV fits: many minutes), ``--quick``
-a 12-candidate grid.
+a 12-candidate grid on the bundled Coffee data with 3 folds (a smoke test).
 
 Usage::
 
@@ -29,9 +29,11 @@ import numpy as np
 from sklearn.model_selection import GridSearchCV, ParameterGrid, StratifiedKFold
 
 from rntk import RNTKClassifier, RNTKClassifierCV
-from rntk._model_selection import PAPER_C, PAPER_GRID
+from rntk.benchmarking import PROTOCOLS
 from rntk.datasets import load_ucr
 
+#: The paper's grid of the RNTK (Appendix A.1) and its values of C.
+PAPER_GRID, PAPER_C = PROTOCOLS["paper"]["rntk"], PROTOCOLS["paper"]["C"]
 GRIDS = {
     "quick": {"sigma_w": [1.40, 2**0.5], "sigma_b": [0.0, 1.0], "sigma_h": [0.0],
               "C": [0.01, 1.0, 100.0]},
@@ -39,6 +41,9 @@ GRIDS = {
                 "sigma_h": [0.0, 0.5], "C": PAPER_C},
     "full": {**PAPER_GRID, "C": PAPER_C},
 }
+
+
+QUICK_DATASET = "Coffee"
 
 
 def run(dataset="GunPoint", grid_name="default", n_jobs=None, cv=10, data_home=None):
@@ -49,7 +54,9 @@ def run(dataset="GunPoint", grid_name="default", n_jobs=None, cv=10, data_home=N
     print(f"{dataset}: {len(y)} training series; grid '{grid_name}': {n_cand} candidates x "
           f"{cv} folds")
 
-    RNTKClassifier().fit(X[:4], y[:4])  # compile the kernel before timing either search
+    y = np.asarray(y)
+    two = np.r_[np.flatnonzero(y == y[0])[:2], np.flatnonzero(y != y[0])[:2]]
+    RNTKClassifier().fit(X[two], y[two])  # compile the kernel before timing either search
 
     t0 = time.perf_counter()
     fast = RNTKClassifierCV(grid, protocol="paper", cv=folds, n_jobs=n_jobs).fit(X, y)
@@ -81,12 +88,15 @@ def main(argv=None):
     parser.add_argument("--data-home", default=None)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--full", action="store_true", help="the paper's whole grid (slow)")
-    group.add_argument("--quick", action="store_true", help="a 12-candidate grid")
+    group.add_argument("--quick", action="store_true",
+                       help="a 12-candidate grid on Coffee with 3 folds (a smoke test)")
     parser.add_argument("--cv", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--out", default="results/bench_model_selection")
     args = parser.parse_args(argv)
     grid_name = "full" if args.full else "quick" if args.quick else "default"
+    if args.quick:  # a smoke test: small bundled data, few folds
+        args.dataset, args.cv = QUICK_DATASET, min(args.cv, 3)
     result = run(args.dataset, grid_name, args.n_jobs, args.cv, args.data_home)
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, f"{args.dataset}_{grid_name}.json")

@@ -33,6 +33,7 @@ Usage::
 
     python benchmarks/bench_nystroem_ucr.py [--data-home DIR] [--datasets A,B]
         [--components 100 300 1000] [--landmarks uniform]
+    python benchmarks/bench_nystroem_ucr.py --quick --out /tmp/nys   # a smoke test
 """
 
 import argparse
@@ -45,11 +46,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import RidgeClassifierCV
 from sklearn.model_selection import ParameterGrid
+from sklearn.preprocessing import LabelBinarizer
 from threadpoolctl import threadpool_limits
 
-from rntk import RNTKClassifierCV, RNTKNystroem, rntk_diag
-from rntk._model_selection._loo import decision_to_labels, one_vs_all_targets
-from rntk._utils import as_sequences, unit_norm
+from rntk import RNTKClassifierCV, RNTKNystroem, SeriesScaler, rntk_diag
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 
@@ -84,17 +84,23 @@ def _exact(X, y, X_test, y_test, n_jobs):
 
 def _loo_scores(ridge, y, n_alphas):
     """LOO accuracy and squared error per ridge, from RidgeClassifierCV's LOO predictions."""
-    classes, Y = one_vs_all_targets(y)
+    # RidgeClassifierCV's targets: +-1 one-vs-all, one column (classes[1]) for two classes
+    binarizer = LabelBinarizer(neg_label=-1, pos_label=1).fit(y)
+    classes, Y = binarizer.classes_, binarizer.transform(y)
     n = len(y)
     loo = np.moveaxis(ridge.cv_results_.reshape(n, -1, n_alphas), 2, 0)  # (alphas, n, y)
-    acc = (decision_to_labels(classes, loo) == np.asarray(y)[None, :]).mean(axis=1)
+    if loo.shape[-1] == 1:
+        pred = classes[(loo[..., 0] > 0).astype(np.intp)]
+    else:
+        pred = classes[np.argmax(loo, axis=-1)]
+    acc = (pred == np.asarray(y)[None, :]).mean(axis=1)
     return acc, ((loo - Y[None]) ** 2).mean(axis=(1, 2))
 
 
 def _nystroem(X, y, X_test, y_test, m, landmarks, n_jobs, seed=0):
     """Nystroem + RidgeClassifierCV, selected over the same settings and ridges."""
     t0 = time.perf_counter()
-    xs = unit_norm(as_sequences(X, "X"))
+    xs = SeriesScaler(method="unit").fit_transform(X)
     best = None
     for setting in ParameterGrid(GRID):
         nys = RNTKNystroem(n_components=m, landmarks=landmarks, random_state=seed,
@@ -127,7 +133,8 @@ def run(names, data_home, components, landmarks, n_jobs, out):
     rows = []
     path = os.path.join(out, "bench_nystroem_ucr.csv")
     for name in names:
-        X, y, X_test, y_test = load_ucr(name, data_home=data_home, download=False)
+        X, y, X_test, y_test = load_ucr(name, data_home=data_home, download=False,
+                                                    missing="interpolate")
         base = {"dataset": name, "n_train": len(y), "n_test": len(y_test),
                 "length": _length(X)}
         res = _exact(X, y, X_test, y_test, n_jobs)
@@ -247,13 +254,17 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE))
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the table and plot from the CSV in --out")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke test: the bundled Coffee data, m in {8, 16}")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.data_home, args.datasets, args.components = "", "Coffee", [8, 16]
     os.makedirs(args.out, exist_ok=True)
     if args.report_only:
         with open(os.path.join(args.out, "bench_nystroem_ucr.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
     else:
-        home = _data_home(args.data_home)
+        home = None if args.quick else _data_home(args.data_home)
         if args.datasets == "table2":
             paper = load_paper_table()
             names = [d["name"] for d in list_ucr(data_home=home) if d["name"] in paper]

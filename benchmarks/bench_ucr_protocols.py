@@ -30,6 +30,7 @@ Nemenyi critical difference), ``time_vs_accuracy.png`` and ``critical_difference
 Usage::
 
     python benchmarks/bench_ucr_protocols.py [--data-home DIR] [--paper-datasets A,B]
+    python benchmarks/bench_ucr_protocols.py --quick --out /tmp/p   # a smoke test
 """
 
 import argparse
@@ -42,8 +43,13 @@ from pathlib import Path
 import numpy as np
 
 from rntk import RNTKClassifierCV
-from rntk.benchmarking import load_paper_table
-from rntk.benchmarking._sota import PLOT_CD, compare_with_published, sota_markdown, write_cd_plot
+from rntk.benchmarking import (
+    PLOT_CD,
+    compare_with_published,
+    load_paper_table,
+    sota_markdown,
+    write_cd_plot,
+)
 from rntk.datasets import list_ucr, load_ucr
 
 HERE = Path(__file__).resolve().parent
@@ -68,7 +74,18 @@ def _lengths(X):
     return [X.shape[1]] * len(X)
 
 
-def _methods(n_jobs):
+#: ``--quick``: small grids (a smoke test of the pipeline, not a measurement)
+QUICK_GRIDS = {"rntk": {"sigma_b": [0.0, 1.0]},
+               "rntk-paper": {"sigma_b": [0.0, 1.0], "C": [1.0, 100.0]}}
+
+
+def _methods(n_jobs, quick=False):
+    if quick:
+        return {
+            "rntk": lambda: RNTKClassifierCV(QUICK_GRIDS["rntk"], n_jobs=n_jobs),
+            "rntk-paper": lambda: RNTKClassifierCV(QUICK_GRIDS["rntk-paper"],
+                                                   protocol="paper", cv=3, n_jobs=n_jobs),
+        }
     methods = {
         "rntk": lambda: RNTKClassifierCV(n_jobs=n_jobs),
         "rntk-paper": lambda: RNTKClassifierCV(protocol="paper", n_jobs=n_jobs),
@@ -190,9 +207,13 @@ def main(argv=None):
                         "'' for none)")
     p.add_argument("--n-jobs", type=int, default=None, help="kernel threads (default all)")
     p.add_argument("--out", default="results/bench_ucr_protocols")
+    p.add_argument("--quick", action="store_true",
+                   help="a smoke test: the bundled Coffee data, small grids, no MiniRocket")
     args = p.parse_args(argv)
+    if args.quick:
+        args.data_home, args.datasets, args.paper_datasets = None, "Coffee", "Coffee"
 
-    home = args.data_home or _default_home()
+    home = None if args.quick else args.data_home or _default_home()
     available = [r["name"] for r in list_ucr(home)]
     if args.datasets:
         datasets = [d for d in args.datasets.split(",") if d]
@@ -202,7 +223,7 @@ def main(argv=None):
     else:
         datasets = available
     paper_subset = {d for d in args.paper_datasets.split(",") if d}
-    methods = _methods(args.n_jobs)
+    methods = _methods(args.n_jobs, args.quick)
     print(f"methods: {', '.join(methods)}; {len(datasets)} datasets from "
           f"{home or 'the bundled data'}", flush=True)
     _warm_up(methods)
@@ -211,7 +232,8 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for d in datasets:
-        X_train, y_train, X_test, y_test = load_ucr(d, data_home=home)
+        X_train, y_train, X_test, y_test = load_ucr(d, data_home=home, download=False,
+                                                    missing="interpolate")
         lengths = _lengths(X_train) + _lengths(X_test)
         length = (str(max(lengths)) if min(lengths) == max(lengths)
                   else f"{min(lengths)}-{max(lengths)}")

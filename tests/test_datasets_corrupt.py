@@ -56,8 +56,9 @@ def test_truncated_test_file_is_named(tmp_path):
         load_ucr("Bad", data_home=tmp_path)
     with pytest.raises(ValueError, match=r"Bad_TEST\.tsv, line 4"):
         read_tsv(folder / "Bad_TEST.tsv")
-    with pytest.raises(ValueError, match=r"Bad_TEST\.tsv, line 4"):
-        list_ucr(tmp_path)
+    # list_ucr skips the unreadable dataset, naming the file and line
+    with pytest.warns(UserWarning, match=r"skipping dataset Bad: .*Bad_TEST\.tsv, line 4"):
+        assert list_ucr(tmp_path) == []
 
 
 # --------------------------------------------------------------------- empty labels

@@ -289,3 +289,43 @@ def test_stale_incomplete_cache_folder_is_replaced(server, cache):
     server.put("Toy.zip", TOY_FLAT)
     np.testing.assert_array_equal(load_ucr("Toy", "test")[0], XTE)
     assert server.requests == ["/Toy.zip"]
+
+
+def test_install_keeps_the_users_files_in_an_incomplete_folder(server, cache):
+    """A folder lacking a part gets the downloaded files; nothing else there is deleted."""
+    folder = cache / "Toy"
+    folder.mkdir(parents=True)
+    (folder / "Toy_TRAIN.tsv").write_text("1\t2\n")  # no TEST file
+    (folder / "notes.txt").write_text("mine")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "more.txt").write_text("mine too")
+    server.put("Toy.zip", TOY_FLAT)
+    X_train, _, X_test, _ = load_ucr("Toy")
+    np.testing.assert_array_equal(X_train, XTR)
+    np.testing.assert_array_equal(X_test, XTE)
+    assert (folder / "notes.txt").read_text() == "mine"
+    assert (folder / "sub" / "more.txt").read_text() == "mine too"
+    assert _leftovers(cache) == ["Toy"]  # no temporary file left
+
+
+def test_a_file_in_the_way_is_not_deleted(server, cache):
+    cache.mkdir(parents=True)
+    (cache / "Toy").write_text("mine")
+    server.put("Toy.zip", TOY_FLAT)
+    with pytest.raises(DownloadError, match="in the way"):
+        load_ucr("Toy")
+    assert (cache / "Toy").read_text() == "mine"
+    assert _leftovers(cache) == ["Toy"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
+def test_installed_folder_has_the_umask_mode(server, cache):
+    server.put("Toy.zip", TOY_FLAT)
+    old = os.umask(0o022)
+    try:
+        load_ucr("Toy")
+    finally:
+        os.umask(old)
+    assert (cache / "Toy").stat().st_mode & 0o777 == 0o755  # not mkdtemp's 0700
+    for f in (cache / "Toy").iterdir():
+        assert f.stat().st_mode & 0o777 == 0o644

@@ -146,7 +146,7 @@ def test_load_ucr_missing_values(gap_home):
 
 
 def test_benchmark_runner_loads_missing_values_interpolated(tmp_path):
-    from rntk.benchmarking._data import _Data
+    from rntk.benchmarking._data import Dataset
 
     rng = np.random.default_rng(0)
     folder = tmp_path / "Gappy"
@@ -160,7 +160,7 @@ def test_benchmark_runner_loads_missing_values_interpolated(tmp_path):
         lines = ["\t".join([str(int(c))] + ["NaN" if np.isnan(v) else repr(float(v))
                                             for v in row]) for c, row in zip(y, X)]
         (folder / f"Gappy_{part}.tsv").write_text("\n".join(lines) + "\n")
-    data = _Data("Gappy", tmp_path)  # what every method of rntk-ucr reads
+    data = Dataset("Gappy", tmp_path)  # what every method of rntk-ucr reads
     assert not np.isnan(data.X_train_raw).any() and not np.isnan(data.X_test_raw).any()
     from rntk.benchmarking._cli import main
 

@@ -105,7 +105,9 @@ def test_registry_batched_grams_equal_one_call_per_setting(rng):
 
 def test_benchmark_and_estimator_select_the_same_setting(monkeypatch):
     """The CLI's kernel path and RNTKClassifierCV: same Grams, same folds, same choice."""
-    from rntk.benchmarking._ucr import _Data, _folds, run_precomputed_kernel
+    from rntk.benchmarking import run_precomputed_kernel
+    from rntk.benchmarking._data import Dataset as _Data
+    from rntk.benchmarking._data import folds as _folds
 
     monkeypatch.delenv("RNTK_DATA", raising=False)
     data = _Data("Coffee", None)

@@ -11,7 +11,9 @@ import pytest
 from rntk._model_selection import default_grid
 from rntk.benchmarking import friedman_ranks, run_benchmark, summary_metrics
 from rntk.benchmarking._cli import main
-from rntk.benchmarking._ucr import _Data, _folds, _Progress, _run_kernel
+from rntk.benchmarking._data import Dataset, folds
+from rntk.benchmarking._progress import Progress
+from rntk.benchmarking._runners import run_kernel
 
 TABLE2 = (Path(__file__).resolve().parent.parent / "rntk" / "benchmarking" / "data"
           / "rntk_paper_table2.csv")
@@ -86,14 +88,14 @@ def test_precomputed_cv_matches_gridsearchcv(monkeypatch):
     from sklearn.model_selection import GridSearchCV
     from sklearn.svm import SVC
 
-    import rntk.benchmarking._ucr as cli
+    import rntk.benchmarking._protocols as cli
 
     monkeypatch.delenv("RNTK_DATA", raising=False)
     monkeypatch.setitem(cli.PROTOCOLS, "tiny", {"cv": 4, "C": [0.1, 10.0],
                                                 "rbf": {"gamma": [0.5, 5.0]}})
-    data = _Data("ECG200", None)
-    splits = _folds(data.y_train, 4, 0)
-    res = _run_kernel("rbf", data, "tiny", splits, 1, _Progress(1, quiet=True))
+    data = Dataset("ECG200", None)
+    splits = folds(data.y_train, 4, 0)
+    res = run_kernel("rbf", data, "tiny", splits, 1, Progress(1, quiet=True))
     gs = GridSearchCV(SVC(kernel="rbf"), {"gamma": [0.5, 5.0], "C": [0.1, 10.0]},
                       cv=splits).fit(data.flat_train, data.y_train)
     assert res["cv_score"] == pytest.approx(gs.best_score_)
@@ -106,7 +108,7 @@ def test_precomputed_cv_matches_gridsearchcv(monkeypatch):
 
 def test_folds_fall_back_when_classes_are_small():
     y = np.array([0, 0, 1, 1, 2, 2])
-    splits = _folds(y, 10, 0)
+    splits = folds(y, 10, 0)
     assert len(splits) == 6
     assert sorted(np.concatenate([va for _, va in splits]).tolist()) == list(range(6))
 

@@ -14,10 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rntk.benchmarking._cache as bcache
 import rntk.benchmarking._ucr as ucr
 from rntk.benchmarking import run_benchmark
 from rntk.benchmarking._cli import main
-from rntk.benchmarking._reports import _atomic_write_text
+from rntk.benchmarking._files import atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--protocol", "fast", "--methods", "rbf"]
@@ -95,14 +96,14 @@ def test_a_corrupt_dataset_does_not_stop_the_others(tmp_path, capsys):
 
 
 def test_a_failing_method_does_not_stop_the_others(tmp_path, monkeypatch):
-    run_one = ucr._run_one
+    run_one = ucr.run_method
 
     def flaky(method, data, *args):
         if data.name == "Coffee":
             raise FloatingPointError("boom")
         return run_one(method, data, *args)
 
-    monkeypatch.setattr(ucr, "_run_one", flaky)
+    monkeypatch.setattr(ucr, "run_method", flaky)
     err = io.StringIO()
     with pytest.warns(RuntimeWarning, match="1 failure.*Coffee / rbf: FloatingPointError: boom"):
         rows = run_benchmark(["Coffee", "GunPoint"], ["rbf"], protocol="fast", out=tmp_path,
@@ -183,7 +184,7 @@ def test_unusable_cache_files_are_reported_and_recomputed(tmp_path, content):
     assert f"warning: ignoring the cache file {path}: it " in err.getvalue()
     assert "; recomputing it" in err.getvalue()
     assert rows[0]["accuracy"] == good["accuracy"]
-    record, problem = ucr._read_cache(path, "Coffee", "rbf", "fast")
+    record, problem = bcache.read_cache(path, "Coffee", "rbf", "fast")
     assert problem is None and record["data_sha256"] == good["data_sha256"]
     assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
 
@@ -227,7 +228,7 @@ def test_the_cache_follows_the_data_seed_and_grids(tmp_path):
 
 def test_the_atomic_writer_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
     path = tmp_path / "r.json"
-    _atomic_write_text(path, "old")
+    atomic_write_text(path, "old")
     assert path.read_text() == "old"
 
     def boom(src, dst):
@@ -235,7 +236,7 @@ def test_the_atomic_writer_keeps_the_old_file_on_failure(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError, match="disk full"):
-        _atomic_write_text(path, "new")
+        atomic_write_text(path, "new")
     monkeypatch.undo()
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
@@ -275,7 +276,7 @@ def test_a_killed_run_resumes_from_its_intact_results(tmp_path):
     finished = _cache_files(out)
     assert len(finished) >= 2, "the run wrote no result in 60 s"
     for p in finished.values():  # written atomically: every visible result is complete
-        assert ucr._read_cache(p, *p.stem.split("__"))[1] is None
+        assert bcache.read_cache(p, *p.stem.split("__"))[1] is None
     # truncate one finished result; the others must be reused as they are
     victim = finished.pop(next(iter(finished)))
     victim.write_bytes(victim.read_bytes()[: victim.stat().st_size // 2])
@@ -285,14 +286,19 @@ def test_a_killed_run_resumes_from_its_intact_results(tmp_path):
     now = _cache_files(out)
     assert len(now) == 6
     assert {n: s for n, s in _stamp(now).items() if n in intact} == intact
-    assert ucr._read_cache(victim, *victim.stem.split("__"))[1] is None
+    assert bcache.read_cache(victim, *victim.stem.split("__"))[1] is None
     # a dataset changes: its results, and only those, are recomputed
     before = _stamp(now)
     test_file = home / "Bbb" / "Bbb_TEST.tsv"
     _add_a_series(test_file)
     resume()
     after = _stamp(_cache_files(out))
-    changed = {n for n in after if after[n] != before[n]}
+    changed = {n for n in before if after[n] != before[n]}
     assert changed == {"Bbb__rbf__fast.json", "Bbb__rntk__fast.json"}
     sha = {json.loads(after[n][1])["data_sha256"] for n in changed}
-    assert len(sha) == 1 and sha != {json.loads(before[n][1])["data_sha256"] for n in changed}
+    old_sha = {json.loads(before[n][1])["data_sha256"] for n in changed}
+    assert len(sha) == 1 and sha != old_sha
+    # the results of the old data are kept beside the new ones, unchanged
+    kept = set(after) - set(before)
+    assert len(kept) == 2 and all(n.startswith("Bbb__") for n in kept)
+    assert sorted(after[n][1] for n in kept) == sorted(before[n][1] for n in changed)

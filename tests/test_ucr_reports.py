@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import rntk.benchmarking._cache as bcache
+import rntk.benchmarking._protocols as protocols
 import rntk.benchmarking._reports as reports
 import rntk.benchmarking._ucr as ucr
 from rntk.benchmarking import run_benchmark, write_reports
@@ -39,13 +41,13 @@ def _fake(out, dataset, method, accuracy, protocol="fast", like="rbf", **changes
     with the grids hash the runner expects for ``method`` under ``protocol``.
     """
     cache = Path(out) / "cache"
-    base = json.loads(ucr._cache_path(cache, dataset, like, "fast").read_text())
+    base = json.loads(bcache.cache_path(cache, dataset, like, "fast").read_text())
     record = {**base, "method": method, "protocol": protocol, "accuracy": accuracy,
               "params": {}, "cv_score": float("nan"), "paper": None,
-              "grid_hash": ucr._grid_hash(protocol, method), **changes}
-    path = ucr._cache_path(cache, dataset, method, protocol)
-    ucr._write_cache(path, record)
-    assert ucr._read_cache(path, dataset, method, protocol)[1] is None
+              "grid_hash": protocols.grid_hash(protocol, method), **changes}
+    path = bcache.cache_path(cache, dataset, method, protocol)
+    bcache.write_cache(path, record)
+    assert bcache.read_cache(path, dataset, method, protocol)[1] is None
     return path
 
 
@@ -163,7 +165,7 @@ def test_a_failure_of_this_invocation_hides_its_cached_result(two_runs, tmp_path
     def boom(method, data, *args):
         raise FloatingPointError("boom")
 
-    monkeypatch.setattr(ucr, "_run_one", boom)
+    monkeypatch.setattr(ucr, "run_method", boom)
     with pytest.warns(RuntimeWarning, match="Coffee / rbf"):
         run_benchmark(["Coffee"], ["rbf"], protocol="fast", out=out, quiet=True, force=True)
     summary = json.loads((out / "summary.json").read_text())
@@ -176,7 +178,7 @@ def test_a_failure_of_this_invocation_hides_its_cached_result(two_runs, tmp_path
 # --------------------------------------------------------------------------- MiniRocket
 def test_minirocket_table_and_plots(two_runs, tmp_path):
     out = _copy(two_runs[0], tmp_path / "out")
-    acc = {(d, m): json.loads(ucr._cache_path(out / "cache", d, m, "fast").read_text())
+    acc = {(d, m): json.loads(bcache.cache_path(out / "cache", d, m, "fast").read_text())
            ["accuracy"] for d in DATASETS for m in ("rbf", "poly")}
     # MiniRocket: below rbf on Coffee unless rbf is at 0, equal to rbf on GunPoint
     mr = {"Coffee": max(acc[("Coffee", "rbf")] - 0.05, 0.0),

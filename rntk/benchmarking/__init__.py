@@ -51,17 +51,28 @@ skipped with a notice. Kernel methods see unit-norm series (the paper's
 pre-processing); RNNs and peers see the series as stored.
 
 Results are cached per (dataset, method, protocol) under ``OUT/cache/`` so an
-interrupted run resumes where it stopped.
+interrupted run resumes where it stopped; a result is reused only for the same seed,
+grids and dataset files, and one of another seed (grids, files) is kept beside it.
+
+Modules: ``_protocols`` (the methods and their grids), ``_data`` (which datasets,
+through :mod:`rntk.datasets`; fingerprints, folds), ``_runners`` (one method on one
+dataset), ``_cache`` (the cached results), ``_progress`` (the status line), ``_files``
+(atomic writes), ``_reports`` (tables and plots), ``_ucr`` (the main loop), ``_cli``
+(``rntk-ucr``).
 """
 
 from . import published_results, stats
 from ._cdplot import plot_critical_difference
+from ._protocols import METHODS, PROTOCOLS
 from ._reports import write_reports
-from ._ucr import METHODS, PROTOCOLS, run_benchmark, run_precomputed_kernel
+from ._runners import run_precomputed_kernel
+from ._sota import PLOT_CD, compare_with_published, sota_markdown, write_cd_plot
+from ._ucr import run_benchmark
 from .published_results import load_paper_table, load_published_results, paper_accuracy
 from .stats import critical_difference, friedman_ranks, summary_metrics
 
-__all__ = ["METHODS", "PROTOCOLS", "critical_difference", "friedman_ranks",
+__all__ = ["METHODS", "PLOT_CD", "PROTOCOLS", "compare_with_published", "critical_difference",
+           "friedman_ranks", "sota_markdown", "write_cd_plot",
            "load_paper_table", "load_published_results", "paper_accuracy",
            "plot_critical_difference", "published_results", "run_benchmark",
            "run_precomputed_kernel", "stats", "summary_metrics", "write_reports"]

@@ -7,8 +7,10 @@ from pathlib import Path
 import numpy as np
 
 from ..datasets import load_ucr
-from ._reports import _failure_label
-from ._ucr import METHODS, PROTOCOLS, _catalog, _resolve_datasets, _run
+from ._data import catalog
+from ._protocols import METHODS, PROTOCOLS
+from ._reports import failure_label
+from ._ucr import resolve_datasets, run
 from .published_results import load_paper_table
 
 __all__ = ["main"]
@@ -89,7 +91,7 @@ def _describe(name, data_home):
 def _list(data_home):
     """Print the datasets, one at a time: an unreadable one is reported, not fatal."""
     try:
-        available, incomplete = _catalog(data_home)
+        available, incomplete = catalog(data_home)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"error: {exc}") from None
     print(f"{'name':<32} {'n_train':>7} {'n_test':>7} {'length':>9} {'chan':>4} "
@@ -148,7 +150,7 @@ def main(argv=None):
         raise SystemExit(f"error: unknown method(s) {', '.join(bad)}; choose among "
                          f"{', '.join(METHODS)}")
     try:
-        datasets = _resolve_datasets(args.datasets, args.data_home, paper)
+        datasets = resolve_datasets(args.datasets, args.data_home, paper)
     except (OSError, ValueError) as exc:
         raise SystemExit(f"error: {exc}") from None
     try:
@@ -156,12 +158,12 @@ def main(argv=None):
     except OSError as exc:
         raise SystemExit(f"error: cannot create the --out folder {out}: "
                          f"{exc.strerror or exc}") from None
-    _, failed = _run(datasets, methods, protocol=args.protocol, data_home=args.data_home,
+    _, failed = run(datasets, methods, protocol=args.protocol, data_home=args.data_home,
                      out=args.out, n_jobs=args.n_jobs, seed=args.seed, paper=paper,
                      force=args.force, quiet=args.quiet, stream=None,
                      report_only=args.report_only)
     if failed:
-        print(f"error: {len(failed)} failure(s): " + "; ".join(map(_failure_label, failed))
+        print(f"error: {len(failed)} failure(s): " + "; ".join(map(failure_label, failed))
               + " (details above and in summary.md)", file=sys.stderr)
         return 1
     return 0

@@ -1,4 +1,9 @@
-"""The UCR benchmark's data: where datasets live, their fingerprints, the folds."""
+"""The UCR benchmark's data: which datasets, their fingerprints, the loaded series, the folds.
+
+Every lookup is :mod:`rntk.datasets`' (:func:`~rntk.datasets.list_ucr`,
+:func:`~rntk.datasets.find_ucr`, :func:`~rntk.datasets.load_ucr`): the benchmark reads
+the files the loader reads.
+"""
 
 import hashlib
 import os
@@ -8,96 +13,51 @@ from pathlib import Path
 import numpy as np
 
 from .._utils import as_sequences, flatten_padded, unit_norm
-from ..datasets import load_ucr
+from ..datasets import find_ucr, list_ucr, load_ucr
 
-_BUNDLED_DIR = Path(__file__).resolve().parent.parent / "datasets" / "data"
-_EXTS = (".tsv", ".ts")
-_PARTS = ("train", "test")
+__all__ = ["Dataset", "catalog", "dataset_files", "data_fingerprint", "folds"]
 
 
-def _data_home(data_home):
-    """Return the UCR folder in use (``data_home``, else ``$RNTK_DATA``) or None."""
+def _check_home(data_home):
+    """Refuse a ``data_home`` / ``$RNTK_DATA`` that is not a folder, naming where it came from."""
     if data_home is not None:
         home, what = Path(os.fspath(data_home)).expanduser(), "--data-home"
     elif os.environ.get("RNTK_DATA"):
         home, what = Path(os.environ["RNTK_DATA"]).expanduser(), "RNTK_DATA"
     else:
-        return None
+        return
     if not home.is_dir():
         raise ValueError(f"data folder {home} ({what}) does not exist or is not a folder")
-    return home
 
 
-def _split_paths(folder, name):
-    """``{"train": path, "test": path}`` of a dataset folder, a missing part as None.
-
-    None when the folder holds neither part (in ``.tsv`` or ``.ts``). Nothing is read.
-    """
-    candidates = [{s: folder / f"{name}_{s.upper()}{ext}" for s in _PARTS} for ext in _EXTS]
-    for files in candidates:
-        if all(p.is_file() for p in files.values()):
-            return files
-    for files in candidates:
-        if any(p.is_file() for p in files.values()):
-            return {s: (p if p.is_file() else None) for s, p in files.items()}
-    return None
-
-
-def _missing_part(name, folder, files):
-    """Why a dataset folder cannot be used: which of its files is missing."""
-    if files is None:
-        return (f"dataset folder {folder} holds no {name}_TRAIN / {name}_TEST file "
-                "(.tsv or .ts)")
-    missing = [s for s in _PARTS if files[s] is None]
-    present = next(p for p in files.values() if p is not None)
-    want = [f"{name}_{s.upper()}{present.suffix}" for s in missing]
-    return (f"dataset {name}: its {' and '.join(s.upper() for s in missing)} file "
-            f"{', '.join(want)} is missing from {folder}")
-
-
-def _catalog(data_home):
+def catalog(data_home):
     """List the datasets available without reading any of them.
 
     Returns ``(available, incomplete)``: ``available`` maps each name to its files (the
-    folders of ``data_home`` / ``$RNTK_DATA`` holding both a TRAIN and a TEST file; the
-    bundled ``.npz`` files when there is no such folder, as :func:`rntk.datasets.list_ucr`)
-    and ``incomplete`` maps the folders that lack one of the two files to why.
+    datasets :func:`rntk.datasets.list_ucr` lists: the folders of ``data_home`` /
+    ``$RNTK_DATA`` holding both a TRAIN and a TEST file, else the bundled ones) and
+    ``incomplete`` maps the folders that lack one of the two files to why.
     """
-    home = _data_home(data_home)
+    _check_home(data_home)
     available, incomplete = {}, {}
-    if home is not None:
-        for folder in sorted(home.iterdir()):
-            if not folder.is_dir():
-                continue
-            files = _split_paths(folder, folder.name)
-            if files is None:
-                continue
-            if all(files.values()):
-                available[folder.name] = files
-            else:
-                incomplete[folder.name] = _missing_part(folder.name, folder, files)
-    if not available:
-        available = {p.stem: {"bundled": p} for p in sorted(_BUNDLED_DIR.glob("*.npz"))}
+    for row in list_ucr(data_home, sizes=False):
+        if row["problem"] is None:
+            available[row["name"]] = row["files"]
+        else:
+            incomplete[row["name"]] = row["problem"]
     return available, incomplete
 
 
-def _dataset_files(name, data_home):
-    """Return the files :func:`rntk.datasets.load_ucr` reads for ``name`` (same lookup)."""
-    home = _data_home(data_home)
-    if home is not None and (home / name).is_dir():
-        files = _split_paths(home / name, name)
-        if files is not None and all(files.values()):
-            return files
-        raise ValueError(_missing_part(name, home / name, files))
-    bundled = _BUNDLED_DIR / f"{name}.npz"
-    if bundled.is_file():
-        return {"bundled": bundled}
-    raise ValueError(f"unknown dataset {name!r}" + (f" (no folder {home / name})"
-                                                    if home is not None else ""))
+def dataset_files(name, data_home):
+    """Return the files :func:`rntk.datasets.load_ucr` reads for ``name`` (nothing downloaded)."""
+    _check_home(data_home)
+    return find_ucr(name, data_home, download=False)
 
 
-def _fingerprint(files):
+def data_fingerprint(files):
     """SHA-256 of a dataset's files (TRAIN and TEST, or the bundled ``.npz``)."""
+    if files["train"] == files["test"]:  # a bundled dataset: one file holds both parts
+        files = {"bundled": files["train"]}
     total = hashlib.sha256()
     for part, path in sorted(files.items()):
         h = hashlib.sha256()
@@ -108,13 +68,13 @@ def _fingerprint(files):
     return total.hexdigest()
 
 
-class _Data:
+class Dataset:
     """One dataset: raw and unit-norm series, flattened zero-padded versions."""
 
     def __init__(self, name, data_home):
         # missing values filled as the archive's adjusted versions: every method sees them
         X_train, y_train, X_test, y_test = load_ucr(name, data_home=data_home,
-                                                    missing="interpolate")
+                                                    download=False, missing="interpolate")
         self.name = name
         self.X_train_raw, self.X_test_raw = X_train, X_test
         self.y_train, self.y_test = np.asarray(y_train), np.asarray(y_test)
@@ -139,7 +99,8 @@ class _Data:
                 "variable_length": bool(self.variable)}
 
 
-def _folds(y, n_splits, seed):
+def folds(y, n_splits, seed):
+    """Shuffled folds of the training set: stratified when every class fills them."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
     n_splits = max(2, min(n_splits, len(y)))

@@ -13,59 +13,20 @@ import importlib.util
 import io
 import json
 import math
-import os
-import secrets
 import sys
 import textwrap
 from pathlib import Path
 
 import numpy as np
 
+from ._files import atomic_write_text, json_default, replacing
 from ._sota import PLOT_CD, compare_with_published, sota_markdown, write_cd_plot
 from .stats import summary_metrics
 
-__all__ = ["write_reports"]
+__all__ = ["failure_label", "write_reports"]
 
 
-@contextlib.contextmanager
-def _replacing(path):
-    """Yield a temporary path beside ``path``; on success move it onto ``path`` atomically.
-
-    The temporary file (``.NAME.<pid>-<random>.tmp`` in the same folder, so that
-    ``os.replace`` never crosses file systems) is removed when the block fails: readers
-    of ``path`` see the old file or the complete new one, never a partial write.
-    """
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-
-
-def _atomic_write_text(path, text):
-    """Write ``text`` (UTF-8, newlines as given) to ``path`` atomically, synced to disk."""
-    with _replacing(path) as tmp:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-
-
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
-
-
-def _failure_label(failure):
+def failure_label(failure):
     """``DATASET / METHOD``, or ``DATASET (unreadable)`` when its data could not be read."""
     if failure["method"] is None:
         return f"{failure['dataset']} (unreadable)"
@@ -103,7 +64,7 @@ def _results_csv(rows):
         w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
                     "cv_score": round(100 * r["cv_score"], 2)
                     if r["cv_score"] == r["cv_score"] else "",
-                    "params": json.dumps(r["params"], default=_json_default)})
+                    "params": json.dumps(r["params"], default=json_default)})
     return f.getvalue()
 
 
@@ -159,8 +120,9 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     method of the paper's Table 2 against the paper's value. Every method is set beside
     the published bake off redux (:mod:`rntk.benchmarking._sota`): mean accuracies and
     W/T/L on the shared datasets, average ranks, and ``critical_difference.png``.
-    Plots need matplotlib (Agg backend, pyplot untouched); a plot that is not drawn is
-    removed, with the reason in the summaries.
+    Plots need matplotlib (Agg
+    backend, pyplot untouched); a plot that is not drawn is removed, with the reason in
+    the summaries.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -178,7 +140,7 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     failed = list(failed or [])
     left_out = list(left_out or [])
-    _atomic_write_text(out / "results.csv", _results_csv(run_rows))
+    atomic_write_text(out / "results.csv", _results_csv(run_rows))
     acc = np.array([[100 * by[(d, m)]["accuracy"] if (d, m) in by else np.nan
                      for m in methods] for d in datasets])
     ours = summary_metrics(acc) if np.isfinite(acc).all(axis=1).any() else None
@@ -225,8 +187,8 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
         "failed": failed,
         "left_out": left_out,
     }
-    _atomic_write_text(out / "summary.json",
-                       json.dumps(summary, indent=1, default=_json_default))
+    atomic_write_text(out / "summary.json",
+                       json.dumps(summary, indent=1, default=json_default))
     if ours is not None:
         f = io.StringIO(newline="")
         w = csv.writer(f)
@@ -246,12 +208,12 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
                         round(ours["PMA"][j], 4), round(ours["friedman_rank"][j], 3),
                         ours["n_datasets"], pmean if pmean == "" else round(pmean, 2),
                         round(times[m], 1), *vs])
-        _atomic_write_text(out / "summary.csv", f.getvalue())
+        atomic_write_text(out / "summary.csv", f.getvalue())
     md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed,
                    protocol=protocol, versus=versus, plots=plots, run_rows=run_rows,
                    n_computed=n_computed, left_out=left_out, from_cache=from_cache,
                    extra=sota_markdown(sota, (PLOT_CD, sota_plot)))
-    _atomic_write_text(out / "summary.md", md)
+    atomic_write_text(out / "summary.md", md)
     if not quiet:
         print(md, file=stream or sys.stdout)
     return summary
@@ -405,7 +367,7 @@ def _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time,
                      f"predict {r['predict_time']:.2f}s")
     if failed:
         lines += ["", "Failed in this invocation (not in the tables above):", ""]
-        lines += [f"- {_failure_label(f)}: {f['error']}" for f in failed]
+        lines += [f"- {failure_label(f)}: {f['error']}" for f in failed]
     if left_out:
         lines += ["", "Cached results left out (not in the tables above):", ""]
         lines += [f"- `{x['file']}`: {x['why']}" for x in left_out]
@@ -511,7 +473,7 @@ def _draw(panels, path, title):
     fig.suptitle("\n".join(textwrap.fill(line, width) for line in title.split("\n")),
                  fontsize=11)
     fig.tight_layout()
-    with _replacing(path) as tmp:
+    with replacing(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     return None
 

@@ -10,7 +10,10 @@ Integrity: the zip is written to a temporary file in the cache folder, its SHA-2
 checked when known (``_SHA256``), it must open as a zip and hold the TRAIN and TEST
 files of that name (their CRCs are checked on extraction), the files are extracted into
 a temporary folder, and only that complete folder is renamed to ``<cache>/NAME``. A
-failed or interrupted download leaves nothing that looks like a dataset.
+failed or interrupted download leaves nothing that looks like a dataset. Installed
+folders and files get the usual mode (the umask's), so a shared cache stays readable;
+into an existing ``<cache>/NAME`` that lacks a part only the dataset's two files are
+moved, and nothing else there is removed.
 """
 
 import difflib
@@ -18,6 +21,7 @@ import hashlib
 import http.client
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import urllib.error
@@ -26,7 +30,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from ._ucr import _split_files
+from ._base import _split_files
 
 __all__ = ["fetch_ucr", "DownloadError", "UCR_URL"]
 
@@ -236,7 +240,7 @@ def _fetch(name, cache, base, timeout):
         if known is not None and digest != known.lower():
             raise _error(name, url, f"SHA-256 mismatch (got {digest}, expected {known}): "
                                     "the download is corrupt or the file changed on the server")
-        tmpdir = Path(tempfile.mkdtemp(prefix=f".{name}-", suffix=".part", dir=cache))
+        tmpdir = _make_folder(cache, name)
         _extract(part, tmpdir, name, url)
         return _install(tmpdir, cache / name, name)
     finally:
@@ -344,18 +348,46 @@ def _extract(part, tmpdir, name, url):
                                         f"({exc})") from None
 
 
+def _make_folder(cache, name):
+    """Create an empty temporary folder in ``cache`` with the umask's mode.
+
+    Not :func:`tempfile.mkdtemp`: its mode 0700 would follow the folder when it is
+    renamed into place, and a cache shared by several users would be unreadable to them.
+    """
+    for _ in range(100):
+        path = cache / f".{name}-{secrets.token_hex(6)}.part"
+        try:
+            path.mkdir(mode=0o777)  # the umask applies, as to any folder a user creates
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"cannot create a temporary folder in {cache}")
+
+
 def _install(tmpdir, final, name):
-    """Rename the complete temporary folder to ``final`` (atomic on one file system)."""
+    """Install the downloaded files of ``tmpdir`` as ``final`` (the dataset's folder).
+
+    A new folder is renamed into place (atomic on one file system). Into an existing
+    folder that lacks a part, only the downloaded TRAIN and TEST files are moved: what
+    else the folder holds is kept.
+    """
     if final.is_dir() and _split_files(final, name) is not None:
         return final  # another process finished the same download first
-    if final.is_dir():  # a stale, incomplete folder (not written by this code)
-        shutil.rmtree(final)
-    elif final.exists():
-        final.unlink()
-    try:
-        os.replace(tmpdir, final)
-    except OSError:
-        if final.is_dir() and _split_files(final, name) is not None:
-            return final  # lost a race with another process: its copy is complete
-        raise
+    if not final.is_dir():
+        if final.exists() or final.is_symlink():
+            raise DownloadError(
+                f"cannot install {name} as {final}: a file of that name is in the way "
+                "(it is not removed); move it away and try again"
+            )
+        try:
+            os.replace(tmpdir, final)
+            return final
+        except OSError:
+            if final.is_dir() and _split_files(final, name) is not None:
+                return final  # lost a race with another process: its copy is complete
+            if not final.is_dir():
+                raise
+    # an existing, incomplete folder (not written by this code): add the dataset's files
+    for path in sorted(tmpdir.iterdir()):
+        os.replace(path, final / path.name)
     return final

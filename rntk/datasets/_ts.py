@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._ucr import _check_padded, _parse_labels, _text_lines, _to_layout
+from ._base import _check_padded, _parse_labels, _text_lines, _to_layout
 
 __all__ = ["load_ts"]
 
@@ -153,7 +153,7 @@ def load_ts(path):
         (time-major) for equal-length multivariate data, else a list of arrays of
         shape ``(T_i,)`` or ``(T_i, n_channels)`` with the padding removed.
     y : ndarray of shape (n_samples,) or None
-        The class labels (int64 when all are integral numbers, else str), the
+        The class labels (int64, float64 or str, as :func:`read_tsv` gives them), the
         regression targets (float64), or None when the file has none.
 
     Raises

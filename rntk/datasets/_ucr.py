@@ -1,6 +1,8 @@
-"""Readers for the UCR / UEA time series classification archives.
+"""The UCR / UEA time series classification archives by name: lookup, loading, listing.
 
-Two on-disk layouts are read:
+One lookup (:func:`find_ucr`) serves :func:`load_ucr`, :func:`list_ucr` and the
+benchmark: ``data_home`` (else ``$RNTK_DATA``), the bundled datasets, the download cache,
+the archive's site. Two on-disk layouts are read (by ``_tsv`` and ``_ts``):
 
 * the UCR 2018 ``tsv`` layout: ``NAME/NAME_TRAIN.tsv`` and ``NAME/NAME_TEST.tsv``, one
   series per line, the class label first, then the values separated by tabs;
@@ -20,209 +22,57 @@ The returned series use the package's input layouts (those of :func:`rntk.rntk_k
 both parts of a dataset always come in the same layout.
 """
 
-import os
+import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .._utils._sequences import interpolate_steps
+from ._base import (
+    _DATA_DIR,
+    _SPLITS,
+    _check_padded,
+    _default_home,
+    _missing_part,
+    _split_paths,
+    _to_layout,
+)
+from ._download import _find_or_fetch
+from ._ts import _read_ts_padded
+from ._tsv import read_tsv
 
-__all__ = ["load_ucr", "list_ucr", "read_tsv", "BUNDLED_DATASETS"]
+__all__ = ["load_ucr", "list_ucr", "find_ucr", "BUNDLED_DATASETS"]
 
 BUNDLED_DATASETS = ("Coffee", "ECG200", "GunPoint", "PickupGestureWiimoteZ", "Trace")
-_DATA_DIR = Path(__file__).parent / "data"
-_SPLITS = ("train", "test")
-
-
-# ----------------------------------------------------------------------------- tsv files
-def _parse_labels(raw, source):
-    """Turn the label strings into an int array when they are all integral, else str."""
-    raw = [s.strip() for s in raw]
-    try:
-        vals = np.array([float(s) for s in raw], dtype=np.float64)
-    except ValueError:
-        return np.array(raw, dtype=str)
-    if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
-        return vals.astype(np.int64)
-    if not np.all(np.isfinite(vals)):
-        raise ValueError(f"{source}: a class label is NaN or infinite")
-    return vals
-
-
-def read_tsv(path):
-    r"""Read one UCR 2018 ``.tsv`` file.
-
-    Parameters
-    ----------
-    path : str or path-like
-        The file: one series per line, label first, values separated by tabs (commas
-        are accepted too), trailing ``NaN`` as padding.
-
-    Returns
-    -------
-    X : ndarray of shape (n_samples, max_length)
-        The values, NaN-padded at the end, exactly as written in the file.
-    y : ndarray of shape (n_samples,)
-        The labels: int64 when all are integral numbers, else float or str.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from rntk.datasets import read_tsv
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     p = os.path.join(d, "Toy_TRAIN.tsv")
-    ...     with open(p, "w") as f:
-    ...         _ = f.write("1\t0.5\t-1.25\t2.0\n2\t1.0\t3.5\tNaN\n")
-    ...     X, y = read_tsv(p)
-    >>> X.tolist(), y.tolist()
-    ([[0.5, -1.25, 2.0], [1.0, 3.5, nan]], [1, 2])
-    """
-    path = Path(path)
-    rows, labels, counts = [], [], []
-    for lineno, line in _text_lines(path):
-        raw = line.rstrip("\r\n")
-        if not raw.strip() and "\t" not in raw:
-            continue  # a blank line
-        sep = "\t" if "\t" in raw else ","
-        # trailing blanks (and tabs) are not values, as before; leading tabs are kept
-        # so that an empty label is seen as one
-        fields = raw.rstrip().split(sep)
-        if len(fields) < 2:
-            raise ValueError(
-                f"{path}, line {lineno}: expected a label followed by at least one "
-                f"value separated by tabs; got {raw[:60]!r}"
-            )
-        if not fields[0].strip():
-            raise ValueError(
-                f"{path}, line {lineno}: the class label (the first field) is empty; "
-                f"got {raw[:60]!r}"
-            )
-        try:
-            vals = np.array([float(v) if v.strip() else np.nan for v in fields[1:]])
-        except ValueError as exc:
-            raise ValueError(f"{path}, line {lineno}: not a number ({exc})") from None
-        labels.append(fields[0])
-        rows.append(vals)
-        counts.append((lineno, len(raw.split(sep))))
-    if not rows:
-        raise ValueError(f"{path}: the file holds no series")
-    _check_field_counts(counts, path)
-    width = max(len(r) for r in rows)
-    X = np.full((len(rows), width), np.nan)
-    for i, r in enumerate(rows):
-        X[i, : len(r)] = r
-    return X, _parse_labels(labels, path)
-
-
-def _text_lines(path):
-    """Yield ``(lineno, line)`` of a UTF-8 text file; a BOM is ignored.
-
-    Any line ending is accepted. Bytes that are not UTF-8 (a binary or compressed file)
-    raise a ValueError naming the file and the line.
-    """
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            yield from enumerate(f, 1)
-    except UnicodeDecodeError:
-        data = Path(path).read_bytes()
-        start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
-        try:
-            data[start:].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            start += exc.start
-        head = data[:start].replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        lineno = head.count(b"\n") + 1
-        raise ValueError(
-            f"{path}, line {lineno}: not UTF-8 text (byte 0x{data[start:start + 1].hex()} at "
-            f"offset {start}); is it a binary or compressed file?"
-        ) from None
-
-
-def _check_field_counts(counts, path):
-    """Every row of a UCR tsv file has the same number of fields (NaN padding)."""
-    values, n = np.unique([c for _, c in counts], return_counts=True)
-    if len(values) == 1:
-        return
-    # the most common count (the larger one on a tie: corruption shortens rows)
-    expected = int(values[np.flatnonzero(n == n.max())[-1]])
-    n_ok = int(n[values == expected][0])
-    lineno, got = next((ln, c) for ln, c in counts if c != expected)
-    what = "the row is truncated or corrupted" if got < expected else "the row has extra fields"
-    raise ValueError(
-        f"{path}, line {lineno}: {got} fields, expected {expected} (the label and "
-        f"{expected - 1} values, as on {n_ok} other line(s)); {what}. Every row of a UCR tsv "
-        "file has the same number of fields: variable-length series are NaN-padded"
-    )
-
-
-def _check_padded(X, source, missing="raise"):
-    """Check a NaN-padded 2-D or 3-D array: NaN only as trailing padding, no inf.
-
-    With ``missing="keep"`` or ``"interpolate"``, NaN inside a series is allowed (the
-    latter fills ``X`` in place); only steps where every channel is NaN end a series.
-    """
-    if np.isinf(X).any():
-        raise ValueError(f"{source}: contains infinite values")
-    nan = np.isnan(X)
-    step_nan = nan if X.ndim == 2 else nan.any(axis=2)
-    if missing != "raise":
-        step_nan = nan if X.ndim == 2 else nan.all(axis=2)
-    if missing == "raise" and X.ndim == 3 and not (nan.all(axis=2) == step_nan).all():
-        i = int(np.flatnonzero((nan.all(axis=2) != step_nan).any(axis=1))[0])
-        raise ValueError(f"{source}: series {i} has a step where only some channels are missing")
-    lengths = X.shape[1] - np.argmax(~step_nan[:, ::-1], axis=1)
-    lengths[step_nan.all(axis=1)] = 0
-    for i, t in enumerate(lengths):
-        if t == 0:
-            raise ValueError(f"{source}: series {i} is empty (all values are missing)")
-        if missing == "raise" and step_nan[i, :t].any():
-            raise ValueError(
-                f"{source}: series {i} has missing values inside the series (NaN before "
-                "its last value; trailing NaN is padding): load it with "
-                "missing='interpolate' (linear interpolation, as the archive's adjusted "
-                "datasets) or missing='keep' (NaN kept)"
-            )
-        if missing == "interpolate" and nan[i, :t].any():
-            try:
-                X[i, :t] = interpolate_steps(X[i, :t])
-            except ValueError as exc:  # a channel without any value
-                raise ValueError(f"{source}: series {i}: {exc}") from None
-    return lengths
-
-
-def _to_layout(X, lengths, variable):
-    """NaN-padded array -> the package layout (2-D/3-D array or list of arrays)."""
-    if not variable:
-        return np.ascontiguousarray(X[:, : int(lengths[0])])
-    return [np.ascontiguousarray(X[i, : int(t)]) for i, t in enumerate(lengths)]
 
 
 # ----------------------------------------------------------------------------- lookup
-def _default_home(data_home):
-    if data_home is not None:
-        return Path(os.fspath(data_home)).expanduser()
-    env = os.environ.get("RNTK_DATA")
-    if env:
-        return Path(env).expanduser()
-    return None
+def _catalog(home):
+    """List the datasets of a folder without reading any: ``(complete, incomplete)``.
 
-
-def _split_files(folder, name):
-    """Return {'train': path, 'test': path} for a dataset folder, or None."""
-    for ext in (".tsv", ".ts"):
-        files = {s: folder / f"{name}_{s.upper()}{ext}" for s in _SPLITS}
-        if all(p.is_file() for p in files.values()):
-            return files
-    return None
+    ``complete`` maps each name to its split files (folders holding both a TRAIN and a
+    TEST file), ``incomplete`` maps the folders holding only one of them to why they
+    cannot be used. Both empty when ``home`` is None or not a folder.
+    """
+    complete, incomplete = {}, {}
+    if home is None or not home.is_dir():
+        return complete, incomplete
+    for folder in sorted(home.iterdir(), key=lambda p: p.name):
+        if not folder.is_dir():
+            continue
+        files = _split_paths(folder, folder.name)
+        if files is None:
+            continue
+        if all(files.values()):
+            complete[folder.name] = files
+        else:
+            incomplete[folder.name] = _missing_part(folder.name, folder, files)
+    return complete, incomplete
 
 
 def _folder_datasets(home):
     """Names of the datasets found in a folder (UCR layout)."""
-    if home is None or not home.is_dir():
-        return []
-    return sorted(
-        p.name for p in home.iterdir() if p.is_dir() and _split_files(p, p.name) is not None
-    )
+    return list(_catalog(home)[0])
 
 
 def _bundled_names():
@@ -236,8 +86,6 @@ def _read_split(source, split):
             return z[f"X_{split}"], z[f"y_{split}"]
     path = source[split]
     if path.suffix == ".ts":
-        from ._ts import _read_ts_padded
-
         return _read_ts_padded(path)
     return read_tsv(path)
 
@@ -249,13 +97,14 @@ def _resolve(name, data_home, download=False):
     home = _default_home(data_home)
     if home is not None:
         folder = home / name
-        files = _split_files(folder, name) if folder.is_dir() else None
-        if files is not None:
+        files = _split_paths(folder, name) if folder.is_dir() else None
+        if files is not None and all(files.values()):
             return files
         if folder.is_dir():
             raise ValueError(
                 f"dataset folder {folder} exists but lacks {name}_TRAIN.tsv and "
-                f"{name}_TEST.tsv (or {name}_TRAIN.ts and {name}_TEST.ts)"
+                f"{name}_TEST.tsv (or {name}_TRAIN.ts and {name}_TEST.ts): "
+                + _missing_part(name, folder, files)
             )
     if (_DATA_DIR / f"{name}.npz").is_file():
         return _DATA_DIR / f"{name}.npz"
@@ -271,8 +120,6 @@ def _resolve(name, data_home, download=False):
         where.append("(no data_home given and RNTK_DATA is not set)")
     where.append(f"bundled: {', '.join(_bundled_names())}")
     unknown = f"unknown UCR dataset {name!r}. Available " + "; ".join(where)
-    from ._download import _find_or_fetch
-
     return _find_or_fetch(name, download, unknown)
 
 
@@ -317,7 +164,8 @@ def load_ucr(name, split=None, data_home=None, download=True, missing="raise"):
         ``(n_samples, n_timesteps, n_channels)`` for equal-length multivariate data,
         and a list of arrays of shape ``(T_i,)`` or ``(T_i, n_channels)`` (padding
         removed) when the lengths differ anywhere in the dataset. ``y`` holds the
-        archive's labels, as int64 when they are integral numbers, else float or str.
+        archive's labels: int64 when all are integers that int64 holds, else float64
+        when all are numbers that float64 keeps apart, else str (the text as written).
     X_train, y_train, X_test, y_test : tuple
         When ``split`` is None, the two parts in this order.
 
@@ -368,14 +216,61 @@ def _load_source(source, name, missing="raise"):
     return {s: (_to_layout(X, lengths, variable), y) for s, (X, y, lengths) in parts.items()}
 
 
-def list_ucr(data_home=None):
+def find_ucr(name, data_home=None, *, download=False):
+    """Return the files :func:`load_ucr` reads for a dataset, without reading them.
+
+    The lookup of :func:`load_ucr`: ``data_home`` (else ``$RNTK_DATA``), the bundled
+    datasets, the download cache, and the web only with ``download=True``.
+
+    Parameters
+    ----------
+    name : str
+        Dataset name, spelled as in the archive (e.g. ``"GunPoint"``).
+    data_home : str or path-like, optional
+        Folder holding one sub-folder per dataset. Defaults to ``$RNTK_DATA``.
+    download : bool, default=False
+        Download a dataset of the archive found nowhere else (as :func:`load_ucr`).
+
+    Returns
+    -------
+    files : dict
+        ``{"train": path, "test": path}`` (:class:`pathlib.Path`): the dataset's TRAIN
+        and TEST files (``.tsv`` or ``.ts``). For a bundled dataset both are the
+        package's ``NAME.npz``, which holds the two parts.
+
+    Raises
+    ------
+    ValueError
+        For an unknown dataset (the message lists the available ones), or a dataset
+        folder that lacks its TRAIN or TEST file (the message names it).
+
+    Examples
+    --------
+    >>> from rntk.datasets import find_ucr
+    >>> sorted(find_ucr("GunPoint")), find_ucr("GunPoint")["train"].name
+    (['test', 'train'], 'GunPoint.npz')
+    """
+    source = _resolve(name, data_home, download=download)
+    if isinstance(source, Path):
+        return {s: source for s in _SPLITS}
+    return dict(source)
+
+
+def list_ucr(data_home=None, *, sizes=True):
     """List the datasets available, with their sizes.
+
+    A dataset that cannot be read (a corrupt file, a folder lacking its TRAIN or TEST
+    file) is skipped with a :class:`UserWarning` naming the file and the problem; the
+    others are listed.
 
     Parameters
     ----------
     data_home : str or path-like, optional
         Folder in the UCR layout. Defaults to ``$RNTK_DATA``; when neither is given
         (or the folder holds no dataset) the bundled datasets are listed.
+    sizes : bool, default=True
+        Read every dataset for its sizes. With ``False`` nothing is read: each row
+        holds the dataset's files and no warning is given.
 
     Returns
     -------
@@ -383,6 +278,9 @@ def list_ucr(data_home=None):
         One dict per dataset, sorted by name, with keys ``name``, ``n_train``,
         ``n_test``, ``min_length``, ``max_length``, ``n_channels``, ``n_classes``,
         ``variable_length`` (bool) and ``source`` (the folder, or ``"bundled"``).
+        With ``sizes=False``: ``name``, ``source``, ``files`` (as :func:`find_ucr`
+        gives them, a missing part as None) and ``problem`` (None, or why the dataset
+        cannot be used), the folders lacking one of their files included.
 
     Examples
     --------
@@ -394,14 +292,27 @@ def list_ucr(data_home=None):
     home = _default_home(data_home)
     if home is not None and not home.is_dir():
         raise ValueError(f"data_home {home} does not exist or is not a folder")
-    names = _folder_datasets(home)
-    if names:
-        sources = [(n, _split_files(home / n, n), str(home)) for n in names]
+    complete, incomplete = _catalog(home)
+    if complete:
+        sources = [(n, complete[n], str(home)) for n in complete]
     else:
         sources = [(n, _DATA_DIR / f"{n}.npz", "bundled") for n in _bundled_names()]
+    if not sizes:
+        rows = [{"name": n, "source": where, "problem": None,
+                 "files": {s: source for s in _SPLITS} if isinstance(source, Path)
+                 else dict(source)} for n, source, where in sources]
+        rows += [{"name": n, "source": str(home), "problem": why,
+                  "files": _split_paths(home / n, n)} for n, why in incomplete.items()]
+        return sorted(rows, key=lambda r: r["name"])
+    for why in incomplete.values():
+        warnings.warn(f"skipping {why}", UserWarning, stacklevel=2)
     rows = []
     for name, source, where in sources:
-        parts = _load_source(source, name, missing="keep")
+        try:
+            parts = _load_source(source, name, missing="keep")
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            warnings.warn(f"skipping dataset {name}: {exc}", UserWarning, stacklevel=2)
+            continue
         seqs = [x for s in _SPLITS for x in parts[s][0]]
         lens = np.array([len(x) for x in seqs])
         labels = np.concatenate([parts[s][1].astype(str) for s in _SPLITS])
