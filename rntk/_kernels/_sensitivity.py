@@ -2,14 +2,16 @@
 
 ``s(t) = || d Theta(x, x') / d x_t ||_2`` says how much the kernel value of a pair
 depends on the input at step ``t``: where it is small, changes of ``x_t`` barely move
-the kernel. The gradient is exact (autograd of :func:`rntk.nn.rntk_kernel_torch`), so
-these functions need PyTorch, imported when they are called.
+the kernel. The gradient is exact (autograd of the torch engine,
+:func:`rntk.nn.rntk_kernel_torch`), so these functions need PyTorch, imported when they
+are called.
 """
 
 import numpy as np
 
 from .._utils import as_sequences, check_same_channels, fill_doc
 from ._params import RNTK_DEFAULTS as _D
+from ._params import resolve_params
 
 __all__ = ["sensitivity", "mean_sensitivity"]
 
@@ -29,7 +31,7 @@ def _torch():
         ) from None
     from functools import partial
 
-    from ..nn import rntk_kernel_torch
+    from ._torch import rntk_kernel_torch
 
     return torch, partial(rntk_kernel_torch, paired=True)
 
@@ -96,12 +98,13 @@ readout, readout_stride, readout_band
     xs = _one_series(x, "x")
     ys = _one_series(x_prime, "x_prime")
     check_same_channels([xs], [ys], "x", "x_prime")
-    torch, kernel = _torch()
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
                  direction=direction, diff=diff,
                  readout=readout, readout_stride=readout_stride,
                  readout_band=readout_band)
+    resolve_params(**hyper)  # bad options fail here, before torch is imported
+    torch, kernel = _torch()
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
@@ -162,13 +165,14 @@ readout, readout_stride, readout_band
                         (n_channels, "n_channels"), (batch_size, "batch_size")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    torch, kernel = _torch()
-    rng = np.random.default_rng(random_state)
     hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
                  direction=direction, diff=diff,
                  readout=readout, readout_stride=readout_stride,
                  readout_band=readout_band)
+    resolve_params(**hyper)  # bad options fail here, before torch is imported
+    torch, kernel = _torch()
+    rng = np.random.default_rng(random_state)
     total = np.zeros(n_timesteps)
     done = 0
     while done < n_pairs:
