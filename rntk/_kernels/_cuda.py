@@ -32,7 +32,13 @@ import sys
 import numpy as np
 
 from .._utils import DOC, as_sequences, check_finite_kernel, check_same_channels, fill_doc
-from ._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES, resolve_params
+from ._params import (
+    RNTK_DEFAULTS,
+    RNTK_PARAM_LIST,
+    RNTK_PARAM_NAMES,
+    resolve_params,
+    table_options,
+)
 from ._params import RNTK_DEFAULTS as _D
 from ._shared import ASIN_POLY, network_inputs, prepare, self_factors, self_variances
 
@@ -400,7 +406,7 @@ def _launch(xs, ys, full, dt, block):
     return K
 
 
-@fill_doc(**DOC)
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST, **DOC)
 def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, block=None,
                              **params):
     """Gram matrices of many RNTK settings on a GPU, one launch per data layout.
@@ -410,9 +416,7 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
     {XY_sets}
     settings : list of dict, default=None
         The kernel settings, each a dict of :func:`rntk.rntk_kernel` hyperparameters
-        (``n_layers``, ``sigma_w``, ``sigma_u``, ``sigma_b``, ``sigma_h``, ``sigma_v``,
-        ``activation``, ``kind``, ``direction``, ``diff``, ``readout``,
-        ``readout_stride``, ``readout_band``) that override ``params``. Settings that
+        ({kernel_param_names}) that override ``params``. Settings that
         share ``direction``, ``diff`` and the readout run in one launch (a grid
         dimension over settings).
         ``None``: one setting, ``params``.
@@ -455,7 +459,7 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
     return K
 
 
-@fill_doc(**DOC)
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST, **DOC)
 def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
                      sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                      sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
@@ -476,8 +480,7 @@ def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
     Y : same layout as X, default=None
         Second set; ``None`` computes ``K(X, X)``, whose diagonal pairs each sample
         with itself (the ``sigma_h`` term). Only the pairs ``j >= i`` are computed.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, \
-diff, readout, readout_stride, readout_band
+    {kernel_param_names}
         As in :func:`rntk.rntk_kernel` (``n_layers <= 4``).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the computation on the GPU, and of the result.
@@ -495,8 +498,5 @@ diff, readout, readout_stride, readout_band
     --------
     rntk_kernel_cuda_batched : Many settings in one launch.
     """
-    params = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                  direction=direction, diff=diff, readout=readout,
-                  readout_stride=readout_stride, readout_band=readout_band)
+    params = table_options(locals())
     return rntk_kernel_cuda_batched(X, Y, [params], dtype=dtype, block=block)[0]

@@ -37,7 +37,7 @@ from .._utils import check_int, check_nonnegative, finite_square
 
 __all__ = ["ACTIVATIONS", "DIRECTIONS", "KINDS", "RNTK_CONSTRAINTS", "RNTK_DEFAULTS",
            "RNTK_PARAMS", "RNTK_PARAMS_DOC", "RNTK_PARAM_NAMES", "RNTK_VARIANCES",
-           "READOUTS", "RNTKOptions", "resolve_params"]
+           "RNTK_PARAM_LIST", "READOUTS", "RNTKOptions", "resolve_params", "table_options"]
 
 #: Nonlinearities with analytic expectations, and their engine codes.
 ACTIVATIONS = {"relu": 0, "erf": 1, "linear": 2}
@@ -130,6 +130,24 @@ RNTK_CONSTRAINTS = {p.name: p.constraint for p in RNTK_PARAMS}
 RNTK_VARIANCES = tuple(p.name for p in RNTK_PARAMS if p.variance)
 #: The numpydoc "Parameters" entries of the kernel hyperparameters.
 RNTK_PARAMS_DOC = "\n".join(p.doc for p in RNTK_PARAMS)
+#: The names, for a docstring entry ``name, name, ...`` ("as in rntk_kernel").
+RNTK_PARAM_LIST = ", ".join(RNTK_PARAM_NAMES)
+
+
+def table_options(namespace):
+    """Return the table's options from a function's arguments, by name.
+
+    Parameters
+    ----------
+    namespace : dict
+        ``locals()`` at the start of a function whose signature holds every option.
+
+    Returns
+    -------
+    options : dict
+        ``{name: namespace[name]}`` for every name of the table.
+    """
+    return {name: namespace[name] for name in RNTK_PARAM_NAMES}
 
 
 @dataclass(frozen=True, eq=False)

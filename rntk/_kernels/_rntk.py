@@ -39,7 +39,13 @@ from .._utils import (
     numba_threads,
 )
 from .._utils._typing import Scale, Sequences
-from ._params import RNTK_DEFAULTS, RNTK_PARAMS_DOC, resolve_params
+from ._params import (
+    RNTK_DEFAULTS,
+    RNTK_PARAM_LIST,
+    RNTK_PARAMS_DOC,
+    resolve_params,
+    table_options,
+)
 from ._shared import ASIN_POLY as _ASIN_POLY
 from ._shared import check_out, n_chains, network_inputs, prepare, work_items
 
@@ -355,10 +361,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     >>> same
     True
     """
-    options = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                   sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                   direction=direction, diff=diff, readout=readout,
-                   readout_stride=readout_stride, readout_band=readout_band)
+    options = table_options(locals())
     if device == "cuda":
         from ._cuda import rntk_kernel_cuda
 
@@ -428,6 +431,7 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None):
     return K
 
 
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST)
 def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
               sigma_u: Scale = _D["sigma_u"], sigma_b: Scale = _D["sigma_b"],
               sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
@@ -442,8 +446,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
     ----------
     X : array-like or list of arrays
         Sequences, in any layout accepted by :func:`rntk_kernel`.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride, readout_band, n_jobs
+    {kernel_param_names}, n_jobs
         As in :func:`rntk_kernel`.
 
     Returns
@@ -459,12 +462,8 @@ readout, readout_stride, readout_band, n_jobs
     >>> bool(np.allclose(rntk_diag(X), np.diag(rntk_kernel(X))))
     True
     """
+    spec = resolve_params(**table_options(locals()))
     check_n_jobs(n_jobs)
-    spec = resolve_params(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u,
-                          sigma_b=sigma_b, sigma_h=sigma_h, sigma_v=sigma_v,
-                          activation=activation, kind=kind, direction=direction, diff=diff,
-                          readout=readout, readout_stride=readout_stride,
-                          readout_band=readout_band)
     return _diag(X, spec, n_jobs)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._utils import as_sequences, check_same_channels, fill_doc
 from ._params import RNTK_DEFAULTS as _D
-from ._params import resolve_params
+from ._params import RNTK_PARAM_LIST, resolve_params, table_options
 
 __all__ = ["sensitivity", "mean_sensitivity"]
 
@@ -49,7 +49,7 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
     return X.grad.numpy()
 
 
-@fill_doc(raises_torch=_RAISES_TORCH)
+@fill_doc(raises_torch=_RAISES_TORCH, kernel_param_names=RNTK_PARAM_LIST)
 def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
@@ -67,8 +67,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
         The series whose steps are differentiated.
     x_prime : array-like of shape (T',) or (T', n_channels)
         The other series of the pair.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride, readout_band
+    {kernel_param_names}
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
     normalize : bool, default=False
         Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
@@ -98,18 +97,14 @@ readout, readout_stride, readout_band
     xs = _one_series(x, "x")
     ys = _one_series(x_prime, "x_prime")
     check_same_channels([xs], [ys], "x", "x_prime")
-    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride,
-                 readout_band=readout_band)
+    hyper = table_options(locals())
     resolve_params(**hyper)  # bad options fail here, before torch is imported
     torch, kernel = _torch()
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
 
-@fill_doc(raises_torch=_RAISES_TORCH)
+@fill_doc(raises_torch=_RAISES_TORCH, kernel_param_names=RNTK_PARAM_LIST)
 def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None,
                      batch_size=500, normalize=False, n_layers=_D["n_layers"],
                      sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
@@ -137,8 +132,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
         Pairs per kernel evaluation (memory grows linearly with it).
     normalize : bool, default=False
         Return ``mean s(t) / max_t mean s(t)``.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride, readout_band
+    {kernel_param_names}
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
 
     Returns
@@ -165,11 +159,7 @@ readout, readout_stride, readout_band
                         (n_channels, "n_channels"), (batch_size, "batch_size")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride,
-                 readout_band=readout_band)
+    hyper = table_options(locals())
     resolve_params(**hyper)  # bad options fail here, before torch is imported
     torch, kernel = _torch()
     rng = np.random.default_rng(random_state)

@@ -30,10 +30,10 @@ import warnings
 import numpy as np
 import torch
 
-from .._utils import as_sequences, check_nonnegative
+from .._utils import as_sequences, check_nonnegative, fill_doc
 from .._utils._sequences import series_2d
 from ._params import RNTK_DEFAULTS as _D
-from ._params import resolve_params
+from ._params import RNTK_PARAM_LIST, resolve_params, table_options
 
 __all__ = ["rntk_kernel_torch", "rntk_gram_log_gradient"]
 
@@ -419,14 +419,11 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
     >>> X.grad.shape, bool(torch.isfinite(sigma_w.grad))
     (torch.Size([3, 5]), True)
     """
-    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
-                 sigma_v=sigma_v)
+    options = table_options(locals())
+    hyper = {k: options[k] for k in _HYPER}
     if paired and Y is None:
         raise ValueError("paired=True needs a second set Y of the same size as X")
-    spec = resolve_params(n_layers=n_layers, activation=activation, kind=kind,
-                          direction=direction, diff=diff, readout=readout,
-                          readout_stride=readout_stride, readout_band=readout_band,
-                          **_plain(hyper))
+    spec = resolve_params(**{**options, **_plain(hyper)})
     stride, band = spec.stride, spec.band
     K = 0.0
     for reverse in spec.readers:  # independent RNNs: their kernels add
@@ -449,6 +446,7 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
     return K
 
 
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST)
 def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                            sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                            sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
@@ -470,8 +468,7 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one
         value shared by all layers) or ``n_layers`` times (one entry per layer, in
         layer order).
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride, readout_band
+    {kernel_param_names}
         As in :func:`rntk.rntk_kernel`.
     n_jobs : int, default=None
         Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
@@ -483,13 +480,10 @@ readout, readout_stride, readout_band
     dK : ndarray of shape (n, n, len(free))
         ``d K / d log(sigma)`` for each entry of ``free``.
     """
+    options = table_options(locals())
     dtype, device = torch.float64, torch.device("cpu")
-    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
-                 sigma_v=sigma_v)
-    spec = resolve_params(n_layers=n_layers, activation=activation, kind=kind,
-                          direction=direction, diff=diff, readout=readout,
-                          readout_stride=readout_stride, readout_band=readout_band,
-                          **_plain(hyper))
+    hyper = {k: options[k] for k in _HYPER}
+    spec = resolve_params(**{**options, **_plain(hyper)})
     p = _params(spec, hyper, dtype, device)
     stride, band = spec.stride, spec.band
     sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
