@@ -251,3 +251,67 @@ def test_distributed_engine():
                "rntk.distributed.rntk_kernel(X)")
         _close(dask_kernel(X, Y, client=client, block_size=2, **params), KXY,
                "rntk.distributed.rntk_kernel(X, Y)")
+
+
+# ------------------------------------------------------------------ one resolver
+#: Bad options, and the error every entry point raises for them (from resolve_params).
+BAD_OPTIONS = [
+    (dict(n_layers=0), ValueError, "n_layers must be >= 1"),
+    (dict(n_layers=1.5), TypeError, "n_layers must be an integer"),
+    (dict(sigma_w=-1.0), ValueError, "sigma_w must be non-negative"),
+    (dict(n_layers=2, sigma_u=[1.0, 1.0, 1.0]), ValueError, "one value per layer"),
+    (dict(sigma_h=np.inf), ValueError, "sigma_h must be finite"),
+    (dict(sigma_v=1e200), ValueError, "sigma_v=.* is too large"),
+    (dict(activation="tanh"), ValueError, "unknown activation"),
+    (dict(kind="gp"), ValueError, "unknown kind"),
+    (dict(direction="sideways"), ValueError, "unknown direction"),
+    (dict(diff="yes"), TypeError, "diff must be True or False"),
+    (dict(readout="max"), ValueError, "unknown readout"),
+    (dict(readout="mean", readout_stride=0), ValueError, "readout_stride must be"),
+    (dict(readout="mean", readout_band=-1), ValueError, "readout_band must be"),
+]
+
+
+def _entry_points():
+    X = [np.ones((3, 1)), np.ones((2, 1))]
+    points = {
+        "rntk_kernel": lambda **p: rntk.rntk_kernel(X, **p),
+        "rntk_diag": lambda **p: rntk.rntk_diag(X, **p),
+        "RNTK": lambda **p: rntk.RNTK(**p)(X),
+        "distributed": lambda **p: __import__("rntk.distributed").distributed.rntk_kernel(
+            X, **p),
+    }
+    if importlib.util.find_spec("torch") is not None:
+        from rntk.nn import rntk_gram_log_gradient, rntk_kernel_torch
+
+        points["rntk_kernel_torch"] = lambda **p: rntk_kernel_torch(X, **p)
+        points["rntk_gram_log_gradient"] = lambda **p: rntk_gram_log_gradient(X, [], **p)
+        points["sensitivity"] = lambda **p: rntk.sensitivity(X[0], X[1], **p)
+        from rntk.nn import ElmanRNN, RNTKNetwork
+
+        # the networks take the options of their architecture (ElmanRNN also has tanh)
+        points["ElmanRNN"] = lambda **p: ElmanRNN(1, 4, max_length=3, **p)
+        points["ElmanRNN"].takes = {"n_layers", "sigma_w", "sigma_u", "sigma_b", "sigma_h",
+                                    "sigma_v", "readout", "readout_stride", "readout_band"}
+        points["RNTKNetwork"] = lambda **p: RNTKNetwork(1, 4, max_length=3, **p)
+        points["RNTKNetwork"].takes = points["ElmanRNN"].takes | {"direction", "diff"}
+    if importlib.util.find_spec("numba_cuda") is not None:
+        from rntk._kernels._cuda import rntk_kernel_cuda_batched
+
+        # validated before any GPU work: no simulator or GPU needed
+        points["rntk_kernel_cuda_batched"] = lambda **p: rntk_kernel_cuda_batched(
+            X, None, [p])
+    return points
+
+
+@pytest.mark.parametrize("bad, err, match", BAD_OPTIONS,
+                         ids=[",".join(f"{k}={v}" for k, v in b.items()) for b, _, _ in
+                              BAD_OPTIONS])
+def test_every_entry_point_refuses_a_bad_option_alike(bad, err, match):
+    # (the estimators check their parameters first with scikit-learn's validation of the
+    # table's constraints, in its own words)
+    for name, call in _entry_points().items():
+        if not set(bad) <= getattr(call, "takes", set(bad)):
+            continue
+        with pytest.raises(err, match=match):
+            call(**bad)
