@@ -160,6 +160,38 @@ def test_only_nn_and_benchmarking_import_nn():
     assert not offenders, offenders
 
 
+#: Modules that exist to share private helpers across subpackages.
+SHARING_MODULES = ("rntk._utils", "rntk._kernels._params", "rntk._kernels._shared")
+
+
+def _subpackage(mod):
+    """``rntk.x`` for a module of subpackage x (a top-level module is its own)."""
+    return ".".join(mod.split(".")[:2])
+
+
+def test_no_private_name_is_imported_across_subpackages():
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    offenders = []
+    for mod, path in files.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.level or (
+                    node.module or "").startswith("rntk")):
+                continue
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module
+            if _subpackage(base) == _subpackage(mod) or base.startswith(SHARING_MODULES):
+                continue
+            offenders += [f"{mod}: {a.name} from {base}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")
+                          and f"{base}.{a.name}" not in files]  # a private module is fine
+    assert not offenders, offenders
+
+
 #: The entry points of the kernel options: each checks them with ``resolve_params``.
 OPTION_ENTRY_POINTS = ("_kernels/_rntk.py", "_kernels/_cuda.py", "_kernels/_torch.py",
                        "_kernels/_gp.py", "_kernels/_sensitivity.py", "distributed.py",
