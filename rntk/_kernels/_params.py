@@ -7,19 +7,26 @@ object and the benchmark read this table (a test checks every public signature
 against it). :func:`resolve_params` validates every option at one place and returns
 the frozen :class:`RNTKOptions` the engines read; every entry point calls it.
 
-A new option is one entry here, one check (and field) in :func:`resolve_params`, and
-its use in every engine and reference it must reach:
+A new option is one entry here, its check (and field) in :func:`resolve_params`, and
+its use in every engine and reference it must reach (``tests/test_parity.py`` fails
+for an option it does not vary, and then for every engine that lacks it):
 
-* engines: the Numba engine (:mod:`rntk._kernels._rntk`: ``rntk_kernel``,
-  ``rntk_diag``, the blocks into ``out``), the fused CUDA engine
-  (:mod:`rntk._kernels._cuda`, also batched), the differentiable torch kernel
-  (:mod:`rntk._kernels._torch`: ``rntk_kernel_torch``, ``rntk_gram_log_gradient``);
-  the shared preparation below them is :mod:`rntk._kernels._shared`;
-* entry points that pass options through (they only need the signature entry):
-  ``rntk.distributed.rntk_kernel``, the GP kernel :class:`rntk.RNTK`, ``sensitivity``
-  and ``mean_sensitivity``, the estimators, :class:`rntk.RNTKNystroem`;
-* the finite networks whose wide limit is the kernel: ``rntk.nn.ElmanRNN`` and
-  ``rntk.nn.RNTKNetwork``;
+* the engines: Numba (:mod:`rntk._kernels._rntk`: ``rntk_kernel``, ``rntk_diag``, the
+  blocks into ``out``), the fused CUDA engine (:mod:`rntk._kernels._cuda`; an option
+  that changes the packed data also joins its ``_GROUP_KEYS``), the differentiable
+  torch engine (:mod:`rntk._kernels._torch`: ``rntk_kernel_torch``,
+  ``rntk_gram_log_gradient``); the preparation they share is
+  :mod:`rntk._kernels._shared`;
+* the signatures that pass the options on by name (their bodies read them with
+  :func:`table_options`, their docstrings from :data:`RNTK_PARAMS_DOC` or
+  :data:`RNTK_PARAM_LIST`; a test checks every signature against this table): the GP
+  kernel :class:`rntk.RNTK` (``_gp.py``), ``sensitivity`` and ``mean_sensitivity``
+  (``_sensitivity.py``), the estimators (``rntk/_estimators/_rntk.py``, ``_cv.py``),
+  :class:`rntk.RNTKNystroem` (``rntk/_nystroem.py``); ``rntk.distributed`` takes them
+  as ``**kernel`` and needs nothing;
+* the finite networks whose wide limit is the kernel, where the option is part of the
+  architecture: ``rntk.nn.ElmanRNN`` (``nn/_elman.py``), ``rntk.nn.RNTKNetwork``
+  (``nn/_family.py``);
 * the references of the tests: ``tests/reference.py`` (slow, from the spec) and the
   option values of ``tests/test_parity.py``, which runs every engine on them.
 """
