@@ -25,7 +25,15 @@ import numpy as np
 import pytest
 
 import rntk
-from rntk._kernels._params import ACTIVATIONS, DIRECTIONS, KINDS, READOUTS, RNTK_PARAM_NAMES
+from rntk._kernels._params import (
+    ACTIVATIONS,
+    DIRECTIONS,
+    KINDS,
+    READOUTS,
+    RNTK_DEFAULTS,
+    RNTK_PARAM_NAMES,
+    resolve_params,
+)
 from tests.reference import family_gram
 
 #: The values each option takes in the cases (categorical ones: every choice of the table).
@@ -315,3 +323,28 @@ def test_every_entry_point_refuses_a_bad_option_alike(bad, err, match):
             continue
         with pytest.raises(err, match=match):
             call(**bad)
+
+
+def test_the_resolved_options():
+    spec = resolve_params()
+    assert dict(spec.given) == RNTK_DEFAULTS
+    assert (spec.act, spec.kind, spec.readers, spec.stride, spec.band) == (
+        ACTIVATIONS["relu"], "ntk", (False,), 0, -1)
+    spec = resolve_params(n_layers=2, sigma_w=[1.5, 0.5], sigma_h=2.0, activation="erf",
+                          direction="bidirectional", readout="mean", readout_stride=3,
+                          readout_band=1, kind="nngp")
+    assert spec.sw2 == (2.25, 0.25) and spec.su2 == (1.0, 1.0) and spec.sh2 == 4.0
+    assert spec.sigma_w == (1.5, 0.5) and spec.sigma_h == 2.0
+    assert (spec.act, spec.want_ntk, spec.readers, spec.stride, spec.band) == (
+        ACTIVATIONS["erf"], False, (False, True), 3, 1)
+    sw2, su2, sb2 = spec.layer_variances()
+    np.testing.assert_array_equal(sw2, [2.25, 0.25])
+    assert sw2.dtype == np.float64 and sw2.flags.writeable
+    assert spec.settings(longest_series=7) == {
+        "n_layers": 2, "sigma_w": [1.5, 0.5], "sigma_h": 2.0, "activation": "erf",
+        "kind": "nngp", "direction": "bidirectional", "readout": "mean",
+        "readout_stride": 3, "readout_band": 1, "longest_series": 7}
+    with pytest.raises(AttributeError):
+        spec.n_layers = 3  # frozen
+    with pytest.raises(TypeError, match="unknown kernel parameter.*sigma_x"):
+        resolve_params(sigma_x=1.0)
