@@ -4,5 +4,5 @@ import importlib.util
 
 collect_ignore = ["setup.py"]
 if importlib.util.find_spec("torch") is None:
-    # the finite-width models need the optional torch extra
-    collect_ignore.append("rntk/nn")
+    # the finite-width models and the torch engine need the optional torch extra
+    collect_ignore += ["rntk/nn", "rntk/_kernels/_torch.py"]

@@ -26,8 +26,7 @@ from ._kernels import (
 from ._nystroem import RNTKNystroem
 from ._preprocessing import SeriesScaler, interpolate_missing
 from ._utils import KernelOverflowError
-
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: F401  (public)
 
 __all__ = [
     "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-from ._kernels._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
-from ._kernels._rntk import _check_family, _check_out, _check_params, check_band, check_readout
+from ._kernels._params import RNTK_PARAM_NAMES, resolve_params
 from ._kernels._rntk import rntk_kernel as _local_kernel
+from ._kernels._shared import check_out
 from ._utils import DOC, as_sequences, check_int, check_n_jobs, check_same_channels, fill_doc
 
 __all__ = ["rntk_kernel"]
@@ -126,31 +126,26 @@ def rntk_kernel(X, Y=None, *, client=None, block_size=None, out=None, verbose=Fa
     >>> K.shape  # doctest: +SKIP
     (300, 300)
     """
-    try:
-        from distributed import Client, LocalCluster, as_completed
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError("rntk.distributed needs Dask's distributed scheduler: "
-                          'pip install "rntk[distributed]" (or "dask[distributed]")') from exc
     unknown = set(kernel) - set(RNTK_PARAM_NAMES) - {"n_jobs"}
     if unknown:
         raise TypeError(f"unknown keyword argument(s) {sorted(unknown)}; the kernel takes "
                         f"{list(RNTK_PARAM_NAMES) + ['n_jobs']}")
     kernel = {"n_jobs": 1, **kernel}
     check_n_jobs(kernel["n_jobs"])
-    # check the hyperparameters here rather than in every task
-    full = {**RNTK_DEFAULTS, **kernel}
-    _check_params(*(full[k] for k in ("n_layers", "sigma_w", "sigma_u", "sigma_b", "sigma_h",
-                                      "sigma_v", "activation", "kind")))
-    _check_family(full["direction"], full["diff"])
-    check_readout(full["readout"], full["readout_stride"])
-    check_band(full["readout_band"])
+    # check the options here, before any cluster starts, rather than in every task
+    resolve_params(**{k: v for k, v in kernel.items() if k != "n_jobs"})
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("rntk.distributed needs Dask's distributed scheduler: "
+                          'pip install "rntk[distributed]" (or "dask[distributed]")') from exc
     if block_size is not None:
         block_size = check_int(block_size, "block_size")
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
-    _check_out(out, None, len(xs), len(ys), 1)
+    check_out(out, None, len(xs), len(ys), 1)
     K = np.zeros((len(xs), len(ys))) if out is None else out
 
     own = client is None

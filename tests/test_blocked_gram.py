@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import rntk._kernels._rntk as engine
+import rntk._kernels._shared as shared
 import rntk._utils._validation as validation
 from rntk import KernelOverflowError, rntk_kernel
 
@@ -53,7 +54,7 @@ def test_blocks_without_out_and_with_an_ndarray(rng):
 def test_default_blocks_are_about_256_mb(rng, monkeypatch):
     X = _series(rng, 20)
     K = rntk_kernel(X)
-    monkeypatch.setattr(engine, "_BLOCK_BYTES", 8 * 20 * 3)  # 3 rows per block
+    monkeypatch.setattr(shared, "BLOCK_BYTES", 8 * 20 * 3)  # 3 rows per block
     calls = []
     real = engine._pair_kernel
 

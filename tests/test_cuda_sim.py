@@ -41,8 +41,7 @@ from rntk._kernels._cuda import (  # noqa: E402
     rntk_kernel_cuda,
     rntk_kernel_cuda_batched,
 )
-from rntk._kernels._params import DIRECTIONS  # noqa: E402
-from rntk._kernels._rntk import network_inputs  # noqa: E402
+from tests.reference import family_gram  # noqa: E402
 
 
 def _data(seed=0, lengths=(3, 5, 1, 4), m=2):
@@ -93,37 +92,6 @@ def test_float32_matches_cpu_engine(params):
         _close(K, rntk_kernel(X, Yv, **params), 1e-5)
 
 
-def _mean_readout_reference(X, Y, stride, direction="forward", diff=False, readout_band=None,
-                            **params):
-    """The mean readout from its definition: the mean of the last-step kernel of prefixes.
-
-    Each RNN of the network (forward, backward) reads out its own steps, so the prefixes
-    are those of the series it reads (``network_inputs``); ``sigma_h``'s "sample with
-    itself" term only pairs a series' prefix with the same prefix. A band ``B`` weighs
-    the prefixes ``k`` readouts apart ``max(0, 1 - |k| / (B + 1))``.
-    """
-    total = 0.0
-    for reverse in DIRECTIONS[direction]:
-        xs = network_inputs([np.asarray(x, float) for x in X], reverse, diff)
-        ys = xs if Y is None else network_inputs([np.asarray(y, float) for y in Y],
-                                                 reverse, diff)
-        K = np.zeros((len(xs), len(ys)))
-        for i, x in enumerate(xs):
-            px = [x[:t] for t in range(len(x), 0, -stride)]
-            for j, y in enumerate(ys):
-                if Y is None and i == j:
-                    G = rntk_kernel(px, **params)
-                else:
-                    G = rntk_kernel(px, [y[:t] for t in range(len(y), 0, -stride)], **params)
-                if readout_band is not None:
-                    apart = np.abs(np.subtract.outer(np.arange(G.shape[0]),
-                                                     np.arange(G.shape[1])))
-                    G = G * np.maximum(0.0, 1.0 - apart / (readout_band + 1))
-                K[i, j] = G.mean()
-        total = total + K
-    return total
-
-
 READOUT_CONFIGS = [
     (1, dict()),
     (2, dict(sigma_h=0.5, n_layers=2)),
@@ -139,7 +107,7 @@ READOUT_CONFIGS = [
 def test_mean_readout(stride, params, symmetric):
     Yv = None if symmetric else Y
     K = rntk_kernel_cuda(X, Yv, readout="mean", readout_stride=stride, **params)
-    _close(K, _mean_readout_reference(X, Yv, stride, **params), 1e-12)
+    _close(K, family_gram(X, Yv, readout="mean", readout_stride=stride, **params), 1e-12)
     _close(K, rntk_kernel(X, Yv, readout="mean", readout_stride=stride, **params), 1e-12)
 
 

@@ -50,13 +50,19 @@ def test_auto_block_size():
     assert _auto_block_size(100000, 5, False, 4) == 5
 
 
-@pytest.mark.skipif(distributed is None, reason="needs dask's distributed scheduler")
-def test_bad_readouts_are_refused_before_any_cluster_starts(rng):
+def test_bad_options_are_refused_before_any_cluster_starts(rng):
+    """The options are checked before Dask is imported: also where it is not installed."""
     X = rng.normal(size=(4, 6))
     with pytest.raises(ValueError, match="readout_band"):
         rntk_kernel(X, readout="mean", readout_band=-1)
     with pytest.raises(ValueError, match="unknown readout"):
         rntk_kernel(X, readout="max")
+    with pytest.raises(ValueError, match="unknown direction"):
+        rntk_kernel(X, direction="sideways")
+    with pytest.raises(ValueError, match="sigma_w must be non-negative"):
+        rntk_kernel(X, sigma_w=-1.0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        rntk_kernel(X, n_jobs=0)
 
 
 @needs_cluster

@@ -11,14 +11,8 @@ torch = pytest.importorskip("torch")
 from rntk import scaled_conv_kernel, scaled_conv_rho  # noqa: E402
 from rntk.nn import LinearRNN, ScaledConv1d, empirical_ntk, impulse_response  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    # these small models run fastest on one thread, and the CI machine is shared
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# small tensors: intra-op threads only add contention (fixture in conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def numpy_rnn(model, x):

@@ -10,14 +10,8 @@ torch = pytest.importorskip("torch")
 from rntk import rntk_kernel  # noqa: E402
 from rntk.nn import rntk_gram_log_gradient, rntk_kernel_torch  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    # tiny tensors: intra-op threads only add contention
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# small tensors: intra-op threads only add contention (fixture in conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _mixed(rng, lengths, m=2):

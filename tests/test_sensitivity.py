@@ -9,13 +9,8 @@ from rntk import mean_sensitivity, rntk_kernel, sensitivity
 
 torch = pytest.importorskip("torch")
 
-
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# small tensors: intra-op threads only add contention (fixture in conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _fd_sensitivity(x, y, h=1e-6, **hyper):

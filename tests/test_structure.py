@@ -1,6 +1,7 @@
 """The package's structure: one hyperparameter table, one search engine, one direction of
-dependency between the core and rntk.nn."""
+dependency between the core and rntk.nn, no import circle."""
 
+import ast
 import inspect
 import re
 import warnings
@@ -60,6 +61,159 @@ def test_core_never_imports_private_names_of_nn():
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if pattern.search(line):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def _module_name(path):
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _import_graph():
+    """Return ``{module: set of rntk modules it imports}``, from the source files.
+
+    Every import counts, also one inside a function (it runs when the function does).
+    ``from package import name`` is an edge to the submodule ``package.name`` when there
+    is one, else to the package's ``__init__``; an import of a name that is not a file
+    goes to the nearest enclosing module.
+    """
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    edges = {m: set() for m in files}
+    for mod, path in files.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    parts = package.split(".")
+                    parts = parts[:len(parts) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                else:
+                    base = node.module
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                           for a in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition(".")[0]
+                if target and target != mod:
+                    edges[mod].add(target)
+    return edges
+
+
+def _cycles(edges):
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_sees_function_level_imports():
+    edges = _import_graph()
+    # a function-level import (device="cuda") and a module-level one
+    assert "rntk._kernels._cuda" in edges["rntk._kernels._rntk"]
+    assert "rntk._kernels._params" in edges["rntk._kernels._rntk"]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle_between_files():
+    cycles = _cycles(_import_graph())
+    assert not cycles, f"import circles between the files of rntk/: {cycles}"
+
+
+def test_only_nn_and_benchmarking_import_nn():
+    """The core never reaches up into the torch layer (the torch engine lives in _kernels)."""
+    offenders = sorted(
+        (mod, sorted(t for t in targets if t == "rntk.nn" or t.startswith("rntk.nn.")))
+        for mod, targets in _import_graph().items()
+        if not (mod == "rntk.nn" or mod.startswith(("rntk.nn.", "rntk.benchmarking")))
+        and any(t == "rntk.nn" or t.startswith("rntk.nn.") for t in targets))
+    assert not offenders, offenders
+
+
+#: Modules that exist to share private helpers across subpackages.
+SHARING_MODULES = ("rntk._utils", "rntk._kernels._params", "rntk._kernels._shared")
+
+
+def _subpackage(mod):
+    """``rntk.x`` for a module of subpackage x (a top-level module is its own)."""
+    return ".".join(mod.split(".")[:2])
+
+
+def test_no_private_name_is_imported_across_subpackages():
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    offenders = []
+    for mod, path in files.items():
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or not (node.level or (
+                    node.module or "").startswith("rntk")):
+                continue
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module
+            if _subpackage(base) == _subpackage(mod) or base.startswith(SHARING_MODULES):
+                continue
+            offenders += [f"{mod}: {a.name} from {base}" for a in node.names
+                          if a.name.startswith("_") and not a.name.startswith("__")
+                          and f"{base}.{a.name}" not in files]  # a private module is fine
+    assert not offenders, offenders
+
+
+#: The entry points of the kernel options: each checks them with ``resolve_params``.
+OPTION_ENTRY_POINTS = ("_kernels/_rntk.py", "_kernels/_cuda.py", "_kernels/_torch.py",
+                       "_kernels/_gp.py", "_kernels/_sensitivity.py", "distributed.py",
+                       "nn/_elman.py", "nn/_family.py")
+
+
+def _called_names(path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.func.id for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+
+
+def test_the_options_are_checked_at_one_place():
+    for name in OPTION_ENTRY_POINTS:
+        assert "resolve_params" in _called_names(PACKAGE / name), name
+    # the scattered check sequences are gone: no other function checks an option
+    gone = re.compile(r"def (_check_params|_check_family|check_readout|check_band)\b|"
+                      r"not in (ACTIVATIONS|KINDS|DIRECTIONS|READOUTS)\b")
+    offenders = [f"{path.relative_to(PACKAGE)}:{i}" for path in PACKAGE.rglob("*.py")
+                 if path.name != "_params.py"
+                 for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                 if gone.search(line)]
     assert not offenders, offenders
 
 

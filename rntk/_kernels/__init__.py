@@ -1,4 +1,10 @@
-"""Private home of the kernels: one module per family, the hyperparameter table, a registry."""
+"""Private home of the kernels: one module per family, the hyperparameter table, a registry.
+
+The RNTK has three engines side by side, below one resolver of its options
+(``_params.resolve_params``) and above one module of shared preparation (``_shared``):
+Numba (``_rntk``), CUDA (``_cuda``, imported on first use) and torch (``_torch``,
+differentiable; imported on first use, re-exported by :mod:`rntk.nn`).
+"""
 
 from ._gp import RNTK, as_object_array
 from ._mlp_ntk import mlp_ntk_kernel

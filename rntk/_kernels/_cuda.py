@@ -2,7 +2,7 @@
 
 Each thread runs the whole recursion of its pair ``(i, j)``, over the common time axis
 and the layers, in registers / thread-local arrays, reading the inputs and the
-per-series factors of :func:`rntk._kernels._rntk._prepare` from global memory, and
+per-series factors of :func:`rntk._kernels._shared.prepare` from global memory, and
 writes one value. The math is that of the CPU engine (:mod:`rntk._kernels._rntk`),
 re-declared as CUDA device functions: the same branch-free arcsin / arccos polynomial,
 the same closed form for a sample paired with itself, the same forward accumulation of
@@ -32,19 +32,15 @@ import sys
 import numpy as np
 
 from .._utils import DOC, as_sequences, check_finite_kernel, check_same_channels, fill_doc
-from ._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES
-from ._params import RNTK_DEFAULTS as _D
-from ._rntk import (
-    _check_family,
-    _check_params,
-    _prepare,
-    _self_factors,
-    _self_variances,
-    _settings,
-    check_band,
-    check_readout,
-    network_inputs,
+from ._params import (
+    RNTK_DEFAULTS,
+    RNTK_PARAM_LIST,
+    RNTK_PARAM_NAMES,
+    resolve_params,
+    table_options,
 )
+from ._params import RNTK_DEFAULTS as _D
+from ._shared import ASIN_POLY, network_inputs, prepare, self_factors, self_variances
 
 __all__ = ["MAX_LAYERS", "cuda_available", "rntk_kernel_cuda", "rntk_kernel_cuda_batched"]
 
@@ -110,12 +106,9 @@ def cuda_available():
     return True
 
 
-# asin(y) = y + y z P(z), z = y^2 on 0 <= y <= 1/2: the coefficients of the CPU engine's
-# _ASIN_POLY, written out so that the device code evaluates them from constants.
-_C = (0.16666666666666646, 0.07500000000021978, 0.04464285710146497, 0.030381947490254527,
-      0.022372043664706378, 0.017355334434132383, 0.013928781847841392, 0.011882032645784928,
-      0.0077714397645414456, 0.016129764409156828, -0.010908304349000406,
-      0.028285381520428275)
+# asin(y) = y + y z P(z), z = y^2 on 0 <= y <= 1/2: the coefficients the CPU engine
+# evaluates (``ASIN_POLY``), as Python floats so that the device code reads constants.
+_C = tuple(float(c) for c in ASIN_POLY)
 
 
 @functools.cache
@@ -333,8 +326,7 @@ def _factor_sets(checked):
     """Return the unique factor settings ``(act, sw2, su2, sb2, sh2)`` and their index."""
     keys, index = {}, []
     for p in checked:
-        key = (p["act"], p["sw2"].tobytes(), p["su2"].tobytes(), p["sb2"].tobytes(),
-               float(p["sh2"]))
+        key = (p.act, p.sw2, p.su2, p.sb2, p.sh2)
         index.append(keys.setdefault(key, len(keys)))
     first = {}
     for k, u in enumerate(index):
@@ -345,8 +337,8 @@ def _factor_sets(checked):
 def _pack(seqs, readers, diff, t_max, unique, dt):
     """Return the inputs ``(R, T, m, n)`` and factors ``(R, U, L_max, T, n)`` of a set.
 
-    Reuses the CPU engine's packing and factors: ``_prepare`` for the first factor set,
-    ``_self_variances`` / ``_self_factors`` on the same packed data for the others.
+    The packing and factors the CPU engine reads: ``prepare`` for the first factor set,
+    ``self_variances`` / ``self_factors`` on the same packed data for the others.
     """
     n = len(seqs)
     data, fa, fr, start = None, None, None, None
@@ -354,17 +346,16 @@ def _pack(seqs, readers, diff, t_max, unique, dt):
         inputs = network_inputs(seqs, reverse, diff)
         for u, p in enumerate(unique):
             if u == 0:
-                x, start, a, b = _prepare(inputs, t_max, p)
+                x, start, a, b = prepare(inputs, t_max, p)
                 if data is None:
-                    depth = max(q["sw2"].shape[0] for q in unique)
+                    depth = max(q.n_layers for q in unique)
                     data = np.empty((len(readers),) + x.shape, dt)
                     fa = np.zeros((len(readers), len(unique), depth, t_max, n), dt)
                     fr = np.zeros_like(fa)
                 data[r] = x
             else:
-                var = _self_variances(x, start, p["act"], p["sw2"], p["su2"], p["sb2"],
-                                      p["sh2"])
-                a, b = _self_factors(var, p["act"])
+                var = self_variances(x, start, p.act, *p.layer_variances(), p.sh2)
+                a, b = self_factors(var, p.act)
             fa[r, u, :a.shape[0]] = a
             fr[r, u, :b.shape[0]] = b
     return data, start.astype(np.int32), fa, fr
@@ -373,35 +364,26 @@ def _pack(seqs, readers, diff, t_max, unique, dt):
 def _launch(xs, ys, full, dt, block):
     """Grams of settings that share direction, diff and readout: ``(S, n_X, n_Y)``."""
     symmetric = ys is None
-    g = full[0]
-    readers = _check_family(g["direction"], g["diff"])
-    stride = check_readout(g["readout"], g["readout_stride"])
-    band = check_band(g["readout_band"])
-    checked = []
-    for s in full:
-        p = _check_params(s["n_layers"], s["sigma_w"], s["sigma_u"], s["sigma_b"],
-                          s["sigma_h"], s["sigma_v"], s["activation"], s["kind"])
-        if p["sw2"].shape[0] > MAX_LAYERS:
-            raise ValueError(f"the CUDA engine supports n_layers <= {MAX_LAYERS}, got "
-                             f"{p['sw2'].shape[0]}; use device='cpu'")
-        checked.append(p)
+    checked = full  # resolved options; they share direction, diff and the readout
+    g = checked[0]
+    readers, stride, band = g.readers, g.stride, g.band
     unique, fidx = _factor_sets(checked)
     code = np.zeros((len(full), 4), np.int32)
     sig = np.zeros((len(full), 2 + 3 * MAX_LAYERS), dt)
     for k, p in enumerate(checked):
-        n_layers = p["sw2"].shape[0]
-        code[k] = (p["act"], p["want_ntk"], n_layers, fidx[k])
-        sig[k, 0], sig[k, 1] = p["sh2"], p["sv2"]
+        n_layers = p.n_layers
+        code[k] = (p.act, p.want_ntk, n_layers, fidx[k])
+        sig[k, 0], sig[k, 1] = p.sh2, p.sv2
         for o, name in enumerate(("sw2", "su2", "sb2")):
-            sig[k, 2 + o * MAX_LAYERS:2 + o * MAX_LAYERS + n_layers] = p[name]
+            sig[k, 2 + o * MAX_LAYERS:2 + o * MAX_LAYERS + n_layers] = getattr(p, name)
     t_max = max(max(len(s) for s in xs), max(len(s) for s in (xs if symmetric else ys)))
     xo = _order(xs)
-    x = _pack([xs[k] for k in xo], readers, g["diff"], t_max, unique, dt)
+    x = _pack([xs[k] for k in xo], readers, g.diff, t_max, unique, dt)
     if symmetric:
         yo, y = xo, x
     else:
         yo = _order(ys)
-        y = _pack([ys[k] for k in yo], readers, g["diff"], t_max, unique, dt)
+        y = _pack([ys[k] for k in yo], readers, g.diff, t_max, unique, dt)
     cuda, kernel = _kernels(dt)
     n_x, n_y = len(xs), len(ys if not symmetric else xs)
     bx, by = block if block is not None else (_SIM_BLOCK if _simulated() else _BLOCK)
@@ -418,14 +400,13 @@ def _launch(xs, ys, full, dt, block):
         kernel[grid, (bx, by, 1)](*dx, *dy, cuda.to_device(code[s0:s1]),
                                   cuda.to_device(sig[s0:s1]), symmetric, stride, band, out)
         K[s0:s1] = out.copy_to_host()
-    for k, s in enumerate(full):
-        check_finite_kernel(K[k], "rntk_kernel_cuda", _settings(
-            **{key: s[key] for key in RNTK_PARAM_NAMES},
-            longest_series=t_max, dtype=dt.name))
+    for k, p in enumerate(full):
+        check_finite_kernel(K[k], "rntk_kernel_cuda",
+                            p.settings(longest_series=t_max, dtype=dt.name))
     return K
 
 
-@fill_doc(**DOC)
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST, **DOC)
 def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, block=None,
                              **params):
     """Gram matrices of many RNTK settings on a GPU, one launch per data layout.
@@ -435,9 +416,7 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
     {XY_sets}
     settings : list of dict, default=None
         The kernel settings, each a dict of :func:`rntk.rntk_kernel` hyperparameters
-        (``n_layers``, ``sigma_w``, ``sigma_u``, ``sigma_b``, ``sigma_h``, ``sigma_v``,
-        ``activation``, ``kind``, ``direction``, ``diff``, ``readout``,
-        ``readout_stride``, ``readout_band``) that override ``params``. Settings that
+        ({kernel_param_names}) that override ``params``. Settings that
         share ``direction``, ``diff`` and the readout run in one launch (a grid
         dimension over settings).
         ``None``: one setting, ``params``.
@@ -461,12 +440,13 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
     xs = as_sequences(X, "X")
     ys = None if Y is None else as_sequences(Y, "Y")
     check_same_channels(xs, ys)
+    specs = []
     for s in full:  # validate every setting before any GPU work
-        _check_params(s["n_layers"], s["sigma_w"], s["sigma_u"], s["sigma_b"], s["sigma_h"],
-                      s["sigma_v"], s["activation"], s["kind"])
-        _check_family(s["direction"], s["diff"])
-        check_readout(s["readout"], s["readout_stride"])
-        check_band(s["readout_band"])
+        p = resolve_params(**s)
+        if p.n_layers > MAX_LAYERS:
+            raise ValueError(f"the CUDA engine supports n_layers <= {MAX_LAYERS}, got "
+                             f"{p.n_layers}; use device='cpu'")
+        specs.append(p)
     _load_cuda()
     groups = {}
     for k, s in enumerate(full):
@@ -475,11 +455,11 @@ def rntk_kernel_cuda_batched(X, Y=None, settings=None, *, dtype=np.float64, bloc
     n_y = len(xs) if ys is None else len(ys)
     K = np.empty((len(full), len(xs), n_y), dt)
     for idx in groups.values():
-        K[idx] = _launch(xs, ys, [full[k] for k in idx], dt, block)
+        K[idx] = _launch(xs, ys, [specs[k] for k in idx], dt, block)
     return K
 
 
-@fill_doc(**DOC)
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST, **DOC)
 def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
                      sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                      sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
@@ -500,8 +480,7 @@ def rntk_kernel_cuda(X, Y=None, *, n_layers=_D["n_layers"],
     Y : same layout as X, default=None
         Second set; ``None`` computes ``K(X, X)``, whose diagonal pairs each sample
         with itself (the ``sigma_h`` term). Only the pairs ``j >= i`` are computed.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, \
-diff, readout, readout_stride, readout_band
+    {kernel_param_names}
         As in :func:`rntk.rntk_kernel` (``n_layers <= 4``).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Precision of the computation on the GPU, and of the result.
@@ -519,8 +498,5 @@ diff, readout, readout_stride, readout_band
     --------
     rntk_kernel_cuda_batched : Many settings in one launch.
     """
-    params = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                  sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                  direction=direction, diff=diff, readout=readout,
-                  readout_stride=readout_stride, readout_band=readout_band)
+    params = table_options(locals())
     return rntk_kernel_cuda_batched(X, Y, [params], dtype=dtype, block=block)[0]

@@ -5,7 +5,7 @@ from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter,
 
 from .._utils import DOC, as_sequences, fill_doc, store_init_params
 from ._params import RNTK_DEFAULTS as _D
-from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES
+from ._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC, RNTK_VARIANCES, resolve_params
 from ._rntk import rntk_diag, rntk_kernel
 
 __all__ = ["RNTK", "as_object_array"]
@@ -160,6 +160,7 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
         """
         if eval_gradient and Y is not None:
             raise ValueError("Gradient can only be evaluated when Y is None.")
+        resolve_params(**{k: getattr(self, k) for k in RNTK_PARAM_NAMES})
         xs = _sequence_input(X, "X")
         ys = None if Y is None else _sequence_input(Y, "Y")
         K = rntk_kernel(xs, ys, **self._kernel_params())
@@ -172,8 +173,8 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
 
     def _gradient(self, X, theta, K=None):
         """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
-        try:  # exact, by torch autograd
-            from ..nn import rntk_gram_log_gradient
+        try:  # exact, by torch autograd (the torch engine, imported on first use)
+            from ._torch import rntk_gram_log_gradient
         except ImportError:
             return self._gradient_central_differences(X, theta, K)
         names = [hp.name for hp in self.hyperparameters if not hp.fixed

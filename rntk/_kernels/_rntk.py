@@ -31,37 +31,30 @@ from .._utils import (
     JIT_OPTIONS,
     as_sequences,
     check_finite_kernel,
-    check_int,
     check_memory,
     check_n_jobs,
-    check_nonnegative,
     check_same_channels,
     compile_notice,
     fill_doc,
-    finite_square,
     numba_threads,
-    pack_end_aligned,
 )
 from .._utils._typing import Scale, Sequences
-from ._params import ACTIVATIONS, DIRECTIONS, KINDS, READOUTS, RNTK_DEFAULTS, RNTK_PARAMS_DOC
+from ._params import (
+    RNTK_DEFAULTS,
+    RNTK_PARAM_LIST,
+    RNTK_PARAMS_DOC,
+    resolve_params,
+    table_options,
+)
+from ._shared import ASIN_POLY as _ASIN_POLY
+from ._shared import check_out, n_chains, network_inputs, prepare, work_items
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
 _D = RNTK_DEFAULTS
-_TILE = 256  # columns per work item
-_BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out``
 # below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
 # thread pool costs more than it saves (and much more on a loaded machine)
 _SERIAL_WORK = 100_000
-
-# asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
-# relative error ~2e-16). With the reduction asin(y) = pi/2 - 2 asin(sqrt((1 - y)/2)) above
-# 1/2 it gives branch-free arcsin / arccos that vectorise (math.acos does not).
-_ASIN_POLY = np.array([
-    0.16666666666666646, 0.07500000000021978, 0.04464285710146497, 0.030381947490254527,
-    0.022372043664706378, 0.017355334434132383, 0.013928781847841392, 0.011882032645784928,
-    0.0077714397645414456, 0.016129764409156828, -0.010908304349000406, 0.028285381520428275,
-])
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -98,17 +91,6 @@ def _asin(x, one_minus_abs_x):
     return r if x >= 0.0 else -r
 
 
-def _self_factors(k, act):
-    """Per-series factors of the V operators, from the self variances ``k``.
-
-    ReLU needs ``sqrt(k)``, erf ``sqrt(1 + 2k)``; both with their inverse (0 for a zero
-    variance), so that the pair kernel multiplies instead of dividing.
-    """
-    a = np.sqrt(1.0 + 2.0 * k) if act == 1 else np.sqrt(k)
-    r = np.divide(1.0, a, out=np.zeros_like(a), where=a > 0)
-    return a, r
-
-
 @njit(inline="always", **JIT_OPTIONS)
 def _v_phi(act, a1, r1, a2, r2, k3, same):
     """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
@@ -131,46 +113,6 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
         den = (1.0 + 4.0 * k3) * (r1 * r1) * (r1 * r1) if same else 1.0 - c * c
         return (2.0 / math.pi) * _asin(c, one_minus), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
     return k3, 1.0  # linear
-
-
-@njit(**JIT_OPTIONS)
-def _self_variances(data, start, act, sw2, su2, sb2, sh2):
-    """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
-
-    Returns an array ``(L, T_max, n)``; positions before a series starts hold 1.0 so
-    that masked lanes of the pair kernel stay finite.
-    """
-    t_max, m, n = data.shape
-    n_layers = sw2.shape[0]
-    out = np.ones((n_layers, t_max, n))
-    for i in range(n):
-        for l in range(n_layers):
-            v_rec = sh2  # covariance of the initial hidden state
-            for p in range(start[i], t_max):
-                if l == 0:
-                    inp = 0.0
-                    for k in range(m):
-                        inp += data[p, k, i] * data[p, k, i]
-                    inp *= su2[0] / m
-                else:
-                    inp = su2[l] * _v_self(act, out[l - 1, p, i])
-                s = sw2[l] * v_rec + inp + sb2[l]
-                out[l, p, i] = s
-                v_rec = _v_self(act, s)
-    return out
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _v_self(act, k):
-    """V_phi of a sample with itself (correlation 1) at variance ``k``."""
-    if act == 0:
-        return 0.5 * k
-    elif act == 1:  # asin(c), c = 2 k / (1 + 2 k), with 1 - c = 1 / (1 + 2 k) exactly
-        c = 2.0 * k / (1.0 + 2.0 * k)
-        if c <= 0.5:
-            return (2.0 / math.pi) * math.asin(c)
-        return 1.0 - (4.0 / math.pi) * math.asin(math.sqrt(0.5 / (1.0 + 2.0 * k)))
-    return k
 
 
 @njit(inline="always", **JIT_OPTIONS)
@@ -337,172 +279,6 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     return out
 
 
-def _settings(**params):
-    """Return the hyperparameters that differ from the defaults, for error messages."""
-    return {k: v for k, v in params.items()
-            if k not in RNTK_DEFAULTS or not _same(v, RNTK_DEFAULTS[k])}
-
-
-def _same(a, b):
-    try:
-        return bool(np.all(np.asarray(a) == np.asarray(b)))
-    except (TypeError, ValueError):
-        return False
-
-
-def network_inputs(seqs, reverse=False, diff=False):
-    """Return the sequences one RNN of the network reads (with differences, reversed).
-
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The series.
-    reverse : bool, default=False
-        Reverse each series in time (the backward RNN).
-    diff : bool, default=False
-        Append the first difference of each channel (``x_t - x_{t-1}``, 0 at the first
-        step): ``(T_i, 2 m)``.
-
-    Returns
-    -------
-    seqs : list of ndarray
-        The transformed series (the input list itself when nothing changes).
-    """
-    if diff:
-        seqs = [np.concatenate([s, np.diff(s, axis=0, prepend=s[:1])], axis=1) for s in seqs]
-    if reverse:
-        seqs = [np.ascontiguousarray(s[::-1]) for s in seqs]
-    return seqs
-
-
-def _check_family(direction, diff):
-    if not isinstance(direction, str) or direction not in DIRECTIONS:
-        raise ValueError(
-            f"unknown direction {direction!r}; choose one of {sorted(DIRECTIONS)}")
-    if not isinstance(diff, (bool, np.bool_)):
-        raise TypeError(f"diff must be True or False, got {diff!r}")
-    return DIRECTIONS[direction]
-
-
-def check_readout(readout, readout_stride):
-    """Validate the readout options; return the engine's stride (0: the last step).
-
-    Parameters
-    ----------
-    readout : {"last", "mean"}
-        The readout.
-    readout_stride : int
-        Steps between two readouts of the mean.
-
-    Returns
-    -------
-    stride : int
-        0 for the last-step readout, else ``readout_stride``.
-    """
-    if not isinstance(readout, str) or readout not in READOUTS:
-        raise ValueError(f"unknown readout {readout!r}; choose one of {list(READOUTS)}")
-    stride = check_int(readout_stride, "readout_stride")
-    return 0 if readout == "last" else stride
-
-
-def check_band(readout_band):
-    """Validate ``readout_band``; return the engine's band (-1: every pair of readouts).
-
-    Parameters
-    ----------
-    readout_band : int or None
-        The band of the mean readout.
-
-    Returns
-    -------
-    band : int
-        ``readout_band``, or -1 for None.
-    """
-    return -1 if readout_band is None else check_int(readout_band, "readout_band", minimum=0)
-
-
-def _n_chains(t_max, stride, band=-1):
-    """Recursions per pair: 1 (last step), ``2 T / s`` (mean) or at most ``2 B + 1``."""
-    if stride == 0:
-        return 1
-    n = 2 * -(-t_max // stride)
-    return n if band < 0 else min(n, 2 * band + 1)
-
-
-def _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
-                  n_jobs=None):
-    check_n_jobs(n_jobs)
-    if isinstance(n_layers, bool) or not isinstance(n_layers, (int, np.integer)):
-        raise TypeError(f"n_layers must be an integer, got {n_layers!r}")
-    if n_layers < 1:
-        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-    if not isinstance(activation, str) or activation not in ACTIVATIONS:
-        raise ValueError(
-            f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}"
-        )
-    if not isinstance(kind, str) or kind not in KINDS:
-        raise ValueError(f"unknown kind {kind!r}; choose 'ntk' or 'nngp'")
-    n_layers = int(n_layers)
-    return dict(
-        act=ACTIVATIONS[activation],
-        sw2=finite_square(check_nonnegative(sigma_w, "sigma_w", n_layers), "sigma_w"),
-        su2=finite_square(check_nonnegative(sigma_u, "sigma_u", n_layers), "sigma_u"),
-        sb2=finite_square(check_nonnegative(sigma_b, "sigma_b", n_layers), "sigma_b"),
-        sh2=finite_square(check_nonnegative(sigma_h, "sigma_h"), "sigma_h"),
-        sv2=finite_square(check_nonnegative(sigma_v, "sigma_v"), "sigma_v"),
-        want_ntk=kind == "ntk",
-    )
-
-
-def _engine_args(p):
-    return p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"], p["sv2"], p["want_ntk"]
-
-
-def _prepare(seqs, t_max, p):
-    data, start = pack_end_aligned(seqs)
-    pad = t_max - data.shape[0]
-    # time-major with channels before samples: the innermost loop runs over samples
-    data = np.ascontiguousarray(np.pad(data, ((pad, 0), (0, 0), (0, 0))).transpose(0, 2, 1))
-    start = start + pad
-    self_var = _self_variances(data, start, p["act"], p["sw2"], p["su2"], p["sb2"], p["sh2"])
-    return (data, start) + _self_factors(self_var, p["act"])
-
-
-def _items(n_rows, n_cols, symmetric, row0=0):
-    """Work items ``(row, first column, end column)``, in tiles of ``_TILE`` columns.
-
-    The rows are ``row0, ..., row0 + n_rows - 1``. For a symmetric Gram row ``i`` only
-    needs the columns from ``i`` on, and the long and short rows (first and last) are
-    put side by side, so that the equal contiguous chunks of ``prange`` carry equal work.
-    """
-    rows = []
-    order = range(row0, row0 + n_rows)
-    if symmetric:
-        half = np.arange((n_rows + 1) // 2)
-        order = row0 + np.stack([half, n_rows - 1 - half], axis=1).ravel()[:n_rows]
-    for i in order:
-        for j0 in range(i if symmetric else 0, n_cols, _TILE):
-            rows.append((i, j0, min(j0 + _TILE, n_cols)))
-    return np.array(rows, dtype=np.int64).reshape(-1, 3)
-
-
-def _check_out(out, block_rows, n_x, n_y, n_grams):
-    """Validate ``out`` and ``block_rows``; return the rows per block."""
-    if out is not None:
-        if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.shape != (n_x, n_y):
-            what = (f"a {out.dtype} array of shape {out.shape}" if isinstance(out, np.ndarray)
-                    else repr(type(out)))
-            raise ValueError(f"out must be a float64 array (or numpy.memmap) of shape "
-                             f"({n_x}, {n_y}); got {what}")
-        if not out.flags.writeable:
-            raise ValueError("out is read-only: open a numpy.memmap with mode 'w+' or 'r+'")
-    if block_rows is not None:
-        return check_int(block_rows, "block_rows")
-    if out is None:
-        return n_x
-    return max(1, _BLOCK_BYTES // (8 * n_y * n_grams))
-
-
 @fill_doc(kernel_params=RNTK_PARAMS_DOC, **DOC)
 def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                 n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
@@ -585,26 +361,30 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     >>> same
     True
     """
+    options = table_options(locals())
     if device == "cuda":
         from ._cuda import rntk_kernel_cuda
 
-        K = rntk_kernel_cuda(X, Y, n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u,
-                             sigma_b=sigma_b, sigma_h=sigma_h, sigma_v=sigma_v,
-                             activation=activation, kind=kind, direction=direction, diff=diff,
-                             readout=readout, readout_stride=readout_stride,
-                             readout_band=readout_band)
+        K = rntk_kernel_cuda(X, Y, **options)
         if out is None:
             return K
-        _check_out(out, block_rows, *K.shape, 1)
+        check_out(out, block_rows, *K.shape, 1)
         out[...] = K
         return out
     if device != "cpu":
         raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
-    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
-                      n_jobs)
-    readers = _check_family(direction, diff)
-    stride = check_readout(readout, readout_stride)
-    band = check_band(readout_band)
+    check_n_jobs(n_jobs)
+    return _gram(X, Y, resolve_params(**options), n_jobs, out, block_rows)
+
+
+def _engine_args(spec):
+    """Return the options as the engine's ``act, sw2, su2, sb2, sh2, sv2, want_ntk``."""
+    return (spec.act, *spec.layer_variances(), spec.sh2, spec.sv2, spec.want_ntk)
+
+
+def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None):
+    """Return the Gram for checked options ``spec`` (see :func:`rntk_kernel`)."""
+    readers, diff, stride, band = spec.readers, spec.diff, spec.stride, spec.band
     xs = as_sequences(X, "X")
     symmetric = Y is None
     ys = xs if symmetric else as_sequences(Y, "Y")
@@ -612,37 +392,34 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     n_x, n_y = len(xs), len(ys)
     # a second Gram (buffer) for a sum of directions
     n_grams = 1 if len(readers) == 1 else 2
-    rows = _check_out(out, block_rows, n_x, n_y, n_grams)
+    rows = check_out(out, block_rows, n_x, n_y, n_grams)
     t_max = max(max(len(s) for s in xs), max(len(s) for s in ys))
     in_place = out is None and rows >= n_x  # the whole Gram in one block, no buffer
     n_buffers = n_grams - 1 if in_place else n_grams
-    width = xs[0].shape[1] * (2 if diff else 1) + 2 * p["sw2"].shape[0]  # packed inputs
+    width = xs[0].shape[1] * (2 if diff else 1) + 2 * spec.n_layers  # packed inputs
     check_memory(8 * ((n_x * n_y if out is None else 0) + n_buffers * min(rows, n_x) * n_y
                       + len(readers) * t_max * (n_x + (0 if symmetric else n_y)) * width),
                  f"an RNTK Gram of {n_x} x {n_y} series"
                  + ("" if in_place else f" (blocks of {min(rows, n_x)} rows)"))
-    settings = _settings(
-        n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-        sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-        readout=readout, longest_series=t_max)
+    settings = spec.settings(longest_series=t_max)
     packed = []  # the kernel of independent RNNs is the sum of theirs
     for reverse in readers:
-        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
-        y = x if symmetric else _prepare(network_inputs(ys, reverse, diff), t_max, p)
+        x = prepare(network_inputs(xs, reverse, diff), t_max, spec)
+        y = x if symmetric else prepare(network_inputs(ys, reverse, diff), t_max, spec)
         packed.append((x, y))
     K = np.zeros((n_x, n_y)) if out is None else out
     buffers = [np.zeros((min(rows, n_x), n_y)) for _ in range(n_buffers)]
     for r0 in range(0, n_x, rows):
         r1 = min(r0 + rows, n_x)
-        items = _items(r1 - r0, n_y, symmetric, r0)
-        work = ((items[:, 2] - items[:, 1]).sum() * t_max * p["sw2"].shape[0] * len(readers)
-                * _n_chains(t_max, stride, band))
+        items = work_items(r1 - r0, n_y, symmetric, r0)
+        work = ((items[:, 2] - items[:, 1]).sum() * t_max * spec.n_layers * len(readers)
+                * n_chains(t_max, stride, band))
         parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
         for (x, y), part in zip(packed, parts):
             with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                     compile_notice(_pair_kernel):
-                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(p), stride, band,
-                             r0, part)
+                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(spec), stride,
+                             band, r0, part)
             if part is not parts[0]:
                 parts[0] += part
         block = parts[0]
@@ -654,6 +431,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     return K
 
 
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST)
 def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = _D["sigma_w"],
               sigma_u: Scale = _D["sigma_u"], sigma_b: Scale = _D["sigma_b"],
               sigma_h: float = _D["sigma_h"], sigma_v: float = _D["sigma_v"],
@@ -668,8 +446,7 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
     ----------
     X : array-like or list of arrays
         Sequences, in any layout accepted by :func:`rntk_kernel`.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride, readout_band, n_jobs
+    {kernel_param_names}, n_jobs
         As in :func:`rntk_kernel`.
 
     Returns
@@ -685,25 +462,25 @@ readout, readout_stride, readout_band, n_jobs
     >>> bool(np.allclose(rntk_diag(X), np.diag(rntk_kernel(X))))
     True
     """
-    p = _check_params(n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind,
-                      n_jobs)
-    readers = _check_family(direction, diff)
-    stride = check_readout(readout, readout_stride)
-    band = check_band(readout_band)
+    spec = resolve_params(**table_options(locals()))
+    check_n_jobs(n_jobs)
+    return _diag(X, spec, n_jobs)
+
+
+def _diag(X, spec, n_jobs=None):
+    """Return the diagonal of ``K(X, X)`` for checked options ``spec``."""
     xs = as_sequences(X, "X")
     t_max = max(len(s) for s in xs)
     n = len(xs)
     items = np.stack([np.arange(n), np.arange(n), np.arange(1, n + 1)], axis=1).astype(np.int64)
     d = np.zeros(n)
-    for reverse in readers:
-        x = _prepare(network_inputs(xs, reverse, diff), t_max, p)
+    for reverse in spec.readers:
+        x = prepare(network_inputs(xs, reverse, spec.diff), t_max, spec)
         out = np.zeros((n, 1))
-        work = n * t_max * p["sw2"].shape[0] * _n_chains(t_max, stride, band)
+        work = n * t_max * spec.n_layers * n_chains(t_max, spec.stride, spec.band)
         with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                 compile_notice(_pair_kernel):
-            _pair_kernel(*x, *x, items, True, True, *_engine_args(p), stride, band, 0, out)
+            _pair_kernel(*x, *x, items, True, True, *_engine_args(spec), spec.stride,
+                         spec.band, 0, out)
         d += out[:, 0]
-    return check_finite_kernel(d, "rntk_diag", _settings(
-        n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-        sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-        readout=readout, longest_series=t_max))
+    return check_finite_kernel(d, "rntk_diag", spec.settings(longest_series=t_max))

@@ -35,7 +35,7 @@ from .._utils import (
     pack_end_aligned,
 )
 
-__all__ = ["scaled_conv_rho", "scaled_conv_kernel"]
+__all__ = ["check_rho", "scaled_conv_rho", "scaled_conv_kernel"]
 
 OUTPUTS = ("last", "sequence")
 
@@ -103,7 +103,21 @@ def scaled_conv_rho(T, *, nu_w=0.3, nu_f=1.0, nu_c=1.0):
     return rho
 
 
-def _check_rho(rho, n_lags):
+def check_rho(rho, n_lags):
+    """Validate the taps ``rho`` of a scaled convolution (shared with ``rntk.nn.LinearRNN``).
+
+    Parameters
+    ----------
+    rho : array-like of shape (n,), n >= n_lags
+        Non-negative, finite taps (lags 0, 1, ...).
+    n_lags : int
+        How many are needed.
+
+    Returns
+    -------
+    rho : ndarray of shape (n_lags,)
+        The first ``n_lags`` taps, float64.
+    """
     if isinstance(rho, (str, bytes)):
         raise TypeError(f"rho must be an array of non-negative numbers, got {rho!r}")
     try:
@@ -278,7 +292,7 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
     xlen = np.array([s.shape[0] for s in xs], dtype=np.int64)
     ylen = xlen if Y is None else np.array([s.shape[0] for s in ys], dtype=np.int64)
     n_lags = int(min(xlen.max(), ylen.max()))
-    taps = None if rho is None else _check_rho(rho, n_lags)
+    taps = None if rho is None else check_rho(rho, n_lags)
 
     if output == "last":
         if taps is None:

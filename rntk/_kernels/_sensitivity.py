@@ -2,14 +2,16 @@
 
 ``s(t) = || d Theta(x, x') / d x_t ||_2`` says how much the kernel value of a pair
 depends on the input at step ``t``: where it is small, changes of ``x_t`` barely move
-the kernel. The gradient is exact (autograd of :func:`rntk.nn.rntk_kernel_torch`), so
-these functions need PyTorch, imported when they are called.
+the kernel. The gradient is exact (autograd of the torch engine,
+:func:`rntk.nn.rntk_kernel_torch`), so these functions need PyTorch, imported when they
+are called.
 """
 
 import numpy as np
 
 from .._utils import as_sequences, check_same_channels, fill_doc
 from ._params import RNTK_DEFAULTS as _D
+from ._params import RNTK_PARAM_LIST, resolve_params, table_options
 
 __all__ = ["sensitivity", "mean_sensitivity"]
 
@@ -29,7 +31,7 @@ def _torch():
         ) from None
     from functools import partial
 
-    from ..nn import rntk_kernel_torch
+    from ._torch import rntk_kernel_torch
 
     return torch, partial(rntk_kernel_torch, paired=True)
 
@@ -47,7 +49,7 @@ def _pair_gradients(torch, kernel, xs, ys, hyper):
     return X.grad.numpy()
 
 
-@fill_doc(raises_torch=_RAISES_TORCH)
+@fill_doc(raises_torch=_RAISES_TORCH, kernel_param_names=RNTK_PARAM_LIST)
 def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
@@ -65,8 +67,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
         The series whose steps are differentiated.
     x_prime : array-like of shape (T',) or (T', n_channels)
         The other series of the pair.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride, readout_band
+    {kernel_param_names}
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
     normalize : bool, default=False
         Return ``s(t) / max_t s(t)`` (as plotted in the paper's Fig. 3).
@@ -96,17 +97,14 @@ readout, readout_stride, readout_band
     xs = _one_series(x, "x")
     ys = _one_series(x_prime, "x_prime")
     check_same_channels([xs], [ys], "x", "x_prime")
+    hyper = table_options(locals())
+    resolve_params(**hyper)  # bad options fail here, before torch is imported
     torch, kernel = _torch()
-    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride,
-                 readout_band=readout_band)
     s = np.linalg.norm(_pair_gradients(torch, kernel, [xs], [ys], hyper)[0], axis=-1)
     return s / s.max() if normalize and s.max() > 0 else s
 
 
-@fill_doc(raises_torch=_RAISES_TORCH)
+@fill_doc(raises_torch=_RAISES_TORCH, kernel_param_names=RNTK_PARAM_LIST)
 def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=None,
                      batch_size=500, normalize=False, n_layers=_D["n_layers"],
                      sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
@@ -134,8 +132,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
         Pairs per kernel evaluation (memory grows linearly with it).
     normalize : bool, default=False
         Return ``mean s(t) / max_t mean s(t)``.
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff,\
-readout, readout_stride, readout_band
+    {kernel_param_names}
         Hyperparameters, as in :func:`rntk.rntk_kernel`.
 
     Returns
@@ -162,13 +159,10 @@ readout, readout_stride, readout_band
                         (n_channels, "n_channels"), (batch_size, "batch_size")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    hyper = table_options(locals())
+    resolve_params(**hyper)  # bad options fail here, before torch is imported
     torch, kernel = _torch()
     rng = np.random.default_rng(random_state)
-    hyper = dict(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b,
-                 sigma_h=sigma_h, sigma_v=sigma_v, activation=activation, kind=kind,
-                 direction=direction, diff=diff,
-                 readout=readout, readout_stride=readout_stride,
-                 readout_band=readout_band)
     total = np.zeros(n_timesteps)
     done = 0
     while done < n_pairs:

@@ -253,7 +253,7 @@ def _fetch(name, cache, base, timeout):
 
 
 def _user_agent():
-    from .. import __version__
+    from .._version import __version__
 
     return f"rntk/{__version__} (Python urllib)"
 

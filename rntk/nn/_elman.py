@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import check_band, check_readout
-from .._utils import check_int, check_nonnegative
+from .._kernels._params import resolve_params
+from .._utils import check_int
 
 __all__ = ["ElmanRNN"]
 
@@ -211,23 +211,24 @@ class ElmanRNN(nn.Module):
         self.n_in = check_int(n_in, "n_in")
         self.hidden_size = check_int(hidden_size, "hidden_size")
         self.n_out = check_int(n_out, "n_out")
-        self.n_layers = check_int(n_layers, "n_layers")
         if activation not in _ACTIVATIONS:
             raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, "
                              f"got {activation!r}")
+        # the kernel's options, checked by the kernel's resolver (the activation above:
+        # the network also has tanh, which has no analytic kernel)
+        spec = resolve_params(n_layers=n_layers, sigma_w=sigma_w, sigma_u=sigma_u,
+                              sigma_b=sigma_b, sigma_h=sigma_h, sigma_v=sigma_v,
+                              readout=readout, readout_stride=readout_stride,
+                              readout_band=readout_band)
+        self.n_layers = spec.n_layers
         self.activation = activation
         L = self.n_layers
-        self.sigma_w = tuple(check_nonnegative(sigma_w, "sigma_w", L).tolist())
-        self.sigma_u = tuple(check_nonnegative(sigma_u, "sigma_u", L).tolist())
-        self.sigma_b = tuple(check_nonnegative(sigma_b, "sigma_b", L).tolist())
-        self.sigma_h = check_nonnegative(sigma_h, "sigma_h")
-        self.sigma_v = check_nonnegative(sigma_v, "sigma_v")
+        self.sigma_w, self.sigma_u, self.sigma_b = spec.sigma_w, spec.sigma_u, spec.sigma_b
+        self.sigma_h, self.sigma_v = spec.sigma_h, spec.sigma_v
         self.tied = bool(tied)
-        check_readout(readout, readout_stride)
-        self.readout = readout
+        self.readout = spec.readout
         self.readout_stride = int(readout_stride)
-        band = check_band(readout_band)
-        self.readout_band = None if band < 0 else band
+        self.readout_band = None if spec.band < 0 else spec.band
         banded = self.readout == "mean" and self.readout_band is not None
         if self.tied and not banded:
             if max_length is not None:

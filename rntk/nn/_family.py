@@ -3,8 +3,8 @@
 import torch
 from torch import nn
 
-from .._kernels._params import DIRECTIONS
 from .._kernels._params import RNTK_DEFAULTS as _D
+from .._kernels._params import resolve_params
 from .._utils import check_int
 from ._elman import ElmanRNN, pack_batch
 
@@ -63,15 +63,11 @@ class RNTKNetwork(nn.Module):
     def __init__(self, n_in, hidden_size, n_out=1, *, direction=_D["direction"],
                  diff=_D["diff"], **kwargs):
         super().__init__()
-        if direction not in DIRECTIONS:
-            raise ValueError(
-                f"unknown direction {direction!r}; choose one of {sorted(DIRECTIONS)}")
-        if not isinstance(diff, bool):
-            raise TypeError(f"diff must be True or False, got {diff!r}")
+        spec = resolve_params(direction=direction, diff=diff)  # the RNNs check the rest
         self.n_in = check_int(n_in, "n_in")
         self.direction = direction
-        self.diff = diff
-        self.reversed = DIRECTIONS[direction]
+        self.diff = spec.diff
+        self.reversed = spec.readers
         width = self.n_in * (2 if diff else 1)
         self.rnns = nn.ModuleList(ElmanRNN(width, hidden_size, n_out, **kwargs)
                                   for _ in self.reversed)

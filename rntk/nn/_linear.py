@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .._kernels._scaled_conv import LINEAR_RNN_VARIANCES_DOC, _check_rho
+from .._kernels._scaled_conv import LINEAR_RNN_VARIANCES_DOC, check_rho
 from .._utils import check_int, fill_doc
 
 __all__ = ["LinearRNN", "ScaledConv1d", "impulse_response"]
@@ -224,7 +224,7 @@ class ScaledConv1d(nn.Module):
         self.n_in = check_int(n_in, "n_in")
         self.n_out = check_int(n_out, "n_out")
         self.T = check_int(T, "T")
-        taps = np.ones(self.T) if rho is None else _check_rho(rho, self.T)
+        taps = np.ones(self.T) if rho is None else check_rho(rho, self.T)
         if rho is not None and len(rho) != self.T:
             raise ValueError(f"rho must have T={self.T} values, got {len(rho)}")
         dtype = torch.get_default_dtype() if dtype is None else dtype

@@ -1,4 +1,4 @@
-"""The RNTK recursion in PyTorch: differentiable in the inputs and the hyperparameters.
+"""The RNTK recursion in PyTorch (torch engine): differentiable in inputs and hyperparameters.
 
 The same kernel as :func:`rntk.rntk_kernel` (same end alignment of sequences of
 different lengths, same ``sigma_h`` convention, same closed form for a sample paired
@@ -17,6 +17,11 @@ the derivatives stay finite in reverse *and* forward mode: a masked lane is fed 
 value before the function is applied (``arccos`` and ``sqrt(1 - c^2)`` have infinite
 slopes at ``c = +-1``, and ``sqrt(k1 k2)`` at 0). A sample paired with itself uses the
 closed form ``c = 1``, whose derivative is taken through its own variances.
+
+This module imports torch: the rest of the package imports it on first use only
+(:mod:`rntk.nn` re-exports its public functions; the GP kernel and the sensitivity
+import them when they run). The options are checked by
+:func:`rntk._kernels._params.resolve_params`, as in the other engines.
 """
 
 import math
@@ -25,10 +30,10 @@ import warnings
 import numpy as np
 import torch
 
-from .._kernels._params import RNTK_DEFAULTS as _D
-from .._kernels._rntk import _check_family, _check_params, check_band, check_readout
-from .._utils import as_sequences, check_nonnegative
+from .._utils import as_sequences, check_nonnegative, fill_doc
 from .._utils._sequences import series_2d
+from ._params import RNTK_DEFAULTS as _D
+from ._params import RNTK_PARAM_LIST, resolve_params, table_options
 
 __all__ = ["rntk_kernel_torch", "rntk_gram_log_gradient"]
 
@@ -100,17 +105,20 @@ def _resolve(X, Y, hyper, dtype, device):
     return dtype, torch.device(device)
 
 
-def _params(n_layers, hyper, activation, kind, dtype, device):
-    # the numba backend's validation (names, ranges, per-layer shapes) on plain values
-    plain = {k: (v.detach().cpu().double().numpy() if isinstance(v, torch.Tensor) else
-                 [float(u) for u in v] if isinstance(v, (list, tuple))
-                 and any(isinstance(u, torch.Tensor) for u in v) else v)
-             for k, v in hyper.items()}
-    p = _check_params(n_layers, activation=activation, kind=kind, **plain)
-    out = dict(act=p["act"], want_ntk=p["want_ntk"], n_layers=int(n_layers))
+def _plain(hyper):
+    """Return the scales as numbers (detached), for :func:`resolve_params`."""
+    return {k: (v.detach().cpu().double().numpy() if isinstance(v, torch.Tensor) else
+                [float(u) for u in v] if isinstance(v, (list, tuple))
+                and any(isinstance(u, torch.Tensor) for u in v) else v)
+            for k, v in hyper.items()}
+
+
+def _params(spec, hyper, dtype, device):
+    """Return the variances of checked options as tensors (with the scales' graphs)."""
+    n_layers = spec.n_layers
+    out = dict(act=spec.act, want_ntk=spec.want_ntk, n_layers=n_layers)
     for k in _HYPER:
-        t = _hyperparameter(hyper[k], k, int(n_layers) if k in _PER_LAYER else None,
-                            dtype, device)
+        t = _hyperparameter(hyper[k], k, n_layers if k in _PER_LAYER else None, dtype, device)
         out[k[-1] * 2] = t * t  # ww, uu, bb, hh, vv: the variances
     return out
 
@@ -298,7 +306,7 @@ def _chain(xdata, xstart, xself, ydata, ystart, yself, same, p, outer, stride):
 
 
 def _network_inputs(seqs, reverse, diff):
-    """Return the series one RNN reads (as ``rntk._kernels._rntk.network_inputs``), in torch."""
+    """Return the series one RNN reads (as ``rntk._kernels._shared.network_inputs``)."""
     if diff:
         seqs = [torch.cat([s, s - torch.cat([s[:1], s[:-1]])], dim=1) for s in seqs]
     if reverse:
@@ -306,10 +314,9 @@ def _network_inputs(seqs, reverse, diff):
     return seqs
 
 
-def _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device, reverse=False,
-             diff=False):
+def _prepare(X, Y, hyper, spec, dtype, device, reverse=False, diff=False):
     dtype, device = _resolve(X, Y, hyper, dtype, device)
-    p = _params(n_layers, hyper, activation, kind, dtype, device)
+    p = _params(spec, hyper, dtype, device)
     xs = _as_tensor_sequences(X, "X", dtype, device)
     ys = xs if Y is None else _as_tensor_sequences(Y, "Y", dtype, device)
     if xs[0].shape[1] != ys[0].shape[1]:
@@ -412,17 +419,15 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
     >>> X.grad.shape, bool(torch.isfinite(sigma_w.grad))
     (torch.Size([3, 5]), True)
     """
-    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
-                 sigma_v=sigma_v)
+    options = table_options(locals())
+    hyper = {k: options[k] for k in _HYPER}
     if paired and Y is None:
         raise ValueError("paired=True needs a second set Y of the same size as X")
-    readers = _check_family(direction, diff)
-    stride = check_readout(readout, readout_stride)
-    band = check_band(readout_band)
+    spec = resolve_params(**{**options, **_plain(hyper)})
+    stride, band = spec.stride, spec.band
     K = 0.0
-    for reverse in readers:  # independent RNNs: their kernels add
-        p, xa, ya = _prepare(X, Y, hyper, n_layers, activation, kind, dtype, device,
-                             reverse, diff)
+    for reverse in spec.readers:  # independent RNNs: their kernels add
+        p, xa, ya = _prepare(X, Y, hyper, spec, dtype, device, reverse, spec.diff)
         if paired:
             if xa[0].shape[1] != ya[0].shape[1]:
                 raise ValueError(
@@ -441,6 +446,7 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
     return K
 
 
+@fill_doc(kernel_param_names=RNTK_PARAM_LIST)
 def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                            sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"],
                            sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
@@ -462,8 +468,7 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         scikit-learn's ``Kernel.theta``: a per-layer hyperparameter appears once (one
         value shared by all layers) or ``n_layers`` times (one entry per layer, in
         layer order).
-    n_layers, sigma_w, sigma_u, sigma_b, sigma_h, sigma_v, activation, kind, direction, diff, \
-readout, readout_stride, readout_band
+    {kernel_param_names}
         As in :func:`rntk.rntk_kernel`.
     n_jobs : int, default=None
         Accepted for signature compatibility with :func:`rntk.rntk_kernel`; unused.
@@ -475,16 +480,16 @@ readout, readout_stride, readout_band
     dK : ndarray of shape (n, n, len(free))
         ``d K / d log(sigma)`` for each entry of ``free``.
     """
+    options = table_options(locals())
     dtype, device = torch.float64, torch.device("cpu")
-    hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
-                 sigma_v=sigma_v)
-    p = _params(n_layers, hyper, activation, kind, dtype, device)
-    stride = check_readout(readout, readout_stride)
-    band = check_band(readout_band)
+    hyper = {k: options[k] for k in _HYPER}
+    spec = resolve_params(**{**options, **_plain(hyper)})
+    p = _params(spec, hyper, dtype, device)
+    stride, band = spec.stride, spec.band
     sig = {k: torch.sqrt(p[k[-1] * 2]) for k in _HYPER}
     xs = _as_tensor_sequences(X, "X", dtype, device)
-    packed = [_pack(_network_inputs(xs, reverse, diff), max(s.shape[0] for s in xs))
-              for reverse in _check_family(direction, diff)]
+    packed = [_pack(_network_inputs(xs, reverse, spec.diff), max(s.shape[0] for s in xs))
+              for reverse in spec.readers]
     same = torch.eye(len(xs), dtype=torch.bool, device=device)
     entries, seen = [], {}
     for name in free:
