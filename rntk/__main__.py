@@ -19,7 +19,7 @@ from . import __version__
 from ._estimators import RNTKClassifierCV
 from ._model_selection import PAPER_C, PAPER_GRID
 from ._utils import as_sequences
-from .benchmarking._cli import _int, _n_jobs
+from ._utils._cli import int_arg, n_jobs_arg
 from .benchmarking.published_results import CITATION, paper_accuracy
 from .datasets import load_ucr
 
@@ -28,14 +28,14 @@ QUICK_GRID = {"sigma_w": [1.4, 2**0.5], "sigma_b": [0.0, 0.5, 1.0], "sigma_h": [
 
 
 def _folds(text):
-    n = _int(text)
+    n = int_arg(text)
     if n < 2:
         raise argparse.ArgumentTypeError(f"must be a number of folds >= 2; got {n}")
     return n
 
 
 def _verbosity(text):
-    n = _int(text)
+    n = int_arg(text)
     if n < 0:
         raise argparse.ArgumentTypeError(f"must be 0, 1 or 2; got {n}")
     return n
@@ -79,7 +79,7 @@ def main(argv=None):
     parser.add_argument("--cv", type=_folds, default=None,
                         help="number of CV folds, >= 2 (default: leave-one-out for 'loo', "
                              "10 for 'paper')")
-    parser.add_argument("--n-jobs", type=_n_jobs, default=-1,
+    parser.add_argument("--n-jobs", type=n_jobs_arg, default=-1,
                         help="kernel threads (default -1: all cores)")
     parser.add_argument("--verbose", type=_verbosity, default=1,
                         help="progress level (0, 1, 2)")

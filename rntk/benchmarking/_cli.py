@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._utils._cli import int_arg, n_jobs_arg
 from ..datasets import load_ucr
 from ._data import catalog
 from ._protocols import METHODS, PROTOCOLS
@@ -16,23 +17,8 @@ from .published_results import load_paper_table
 __all__ = ["main"]
 
 
-def _int(text):
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-
-
-def _n_jobs(text):
-    n = _int(text)
-    if n == 0:
-        raise argparse.ArgumentTypeError("must be a number of threads >= 1, or negative "
-                                         "(-1: all cores); got 0")
-    return n
-
-
 def _seed(text):
-    n = _int(text)
+    n = int_arg(text)
     if not 0 <= n < 2**32:
         raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32 - 1]; got {n}")
     return n
@@ -61,7 +47,7 @@ def _parser():
                         "estimators' default, kernel ridge selected by exact leave-one-out "
                         "(seconds); 'fast': small grids, a smoke test")
     p.add_argument("--out", default="results/ucr", help="output folder (default results/ucr)")
-    p.add_argument("--n-jobs", type=_n_jobs, default=1,
+    p.add_argument("--n-jobs", type=n_jobs_arg, default=1,
                    help="threads for the Gram matrices (-1: all cores)")
     p.add_argument("--seed", type=_seed, default=0, help="seed of the CV folds and networks")
     p.add_argument("--paper-table", default=None,
