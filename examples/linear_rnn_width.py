@@ -14,7 +14,7 @@ effect only. The figure shows seed 0; the table averages the gap over ``--seeds`
 and adds n_h = 1000 as a reference.
 
 Paper: "as we increase n_h the two curves become closer and for n_h = 200 they almost
-perfectly match". Ours (default run), the relative gap |RNN / scaled conv - 1| between the
+perfectly match". Ours (default run), the relative gap ``|RNN / scaled conv - 1|`` between the
 train-MSE curves, averaged over the 1000 epochs / largest along them / at the end, mean of
 3 seeds:
 

@@ -89,9 +89,9 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     ----------
     components_ : list of ndarray of shape (T_i, n_channels)
         The landmark series (after scaling).
-    component_indices_ : ndarray of shape (n_components_,)
+    component_indices_ : ndarray of shape (`n_components_`,)
         Their indices in the training set.
-    normalization_ : ndarray of shape (n_components_, n_components_)
+    normalization_ : ndarray of shape (`n_components_`, `n_components_`)
         ``W^{-1/2}``, the pseudo-inverse square root of the landmark Gram: eigenvalues
         below ``n_components_ * eps * max eigenvalue`` are dropped.
     n_components_ : int
@@ -100,7 +100,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         Channels per time step seen in fit.
     n_features_in_ : int
         Number of time steps, only when fit on a 2-D array.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names, only when fit on a DataFrame with string column names.
 
     See Also
@@ -246,7 +246,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         Returns
         -------
-        features : ndarray of shape (n_samples, n_components_)
+        features : ndarray of shape (n_samples, `n_components_`)
             The Nystroem features; each landmark is paired with itself as in the exact
             training Gram.
         """
@@ -288,7 +288,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         Returns
         -------
-        features : ndarray of shape (n_samples, n_components_)
+        features : ndarray of shape (n_samples, `n_components_`)
             ``k(x) W^{-1/2}`` for every series ``x``: their inner products approximate
             the RNTK.
         """

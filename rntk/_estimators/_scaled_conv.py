@@ -79,7 +79,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         Channels of each time step seen in ``fit``.
     n_features_in_ : int
         ``X.shape[1]`` (the number of time steps) when ``fit`` got a 2-D array.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Column names, when ``fit`` got a DataFrame whose columns are all strings.
 
     See Also

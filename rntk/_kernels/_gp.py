@@ -53,7 +53,7 @@ def _sequence_input(X, name="X"):
 
 @fill_doc(kernel_params=RNTK_PARAMS_DOC)
 class RNTK(GenericKernelMixin, Kernel):
-    r"""Recurrent Neural Tangent Kernel as a scikit-learn kernel object.
+    """Recurrent Neural Tangent Kernel as a scikit-learn kernel object.
 
     A kernel on sequences (of any and of different lengths) following the protocol
     of :mod:`sklearn.gaussian_process.kernels`: it works in

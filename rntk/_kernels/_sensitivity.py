@@ -56,7 +56,7 @@ def sensitivity(x, x_prime, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
                 direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
                 readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
                 normalize=False):
-    r"""Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
+    """Sensitivity ``s(t) = ||d Theta(x, x') / d x_t||_2`` of the RNTK, for each step of x.
 
     ``x`` and ``x_prime`` are two different samples (no ``sigma_h`` cross term, as in
     ``rntk_kernel(X, Y)``); they may have different lengths (end-aligned).
@@ -112,7 +112,7 @@ def mean_sensitivity(n_timesteps, *, n_pairs=1000, n_channels=1, random_state=No
                      activation=_D["activation"], kind=_D["kind"],
                      direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
                      readout_stride=_D["readout_stride"], readout_band=_D["readout_band"]):
-    r"""Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
+    """Sensitivity ``s(t)`` averaged over random pairs with i.i.d. ``N(0, 1)`` entries.
 
     The protocol of the RNTK paper's Fig. 3: ``x_t, x'_t ~ N(0, I)``, both of length
     ``n_timesteps``; ``s(t)`` of each pair is computed exactly and averaged. Pairs are

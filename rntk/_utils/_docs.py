@@ -21,7 +21,7 @@ DOC = {
         "    Channels per time step seen in fit.\n"
         "n_features_in_ : int\n"
         "    Number of time steps, only when fit on a 2-D array.\n"
-        "feature_names_in_ : ndarray of shape (n_features_in_,)\n"
+        "feature_names_in_ : ndarray of shape (`n_features_in_`,)\n"
         "    Column names, only when fit on a DataFrame with string column names."),
     "X_series": (
         "Parameters\n"
