@@ -53,6 +53,25 @@ _BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out
 # below this many pair-steps a Gram takes well under a millisecond on one thread: waking the
 # thread pool costs more than it saves (and much more on a loaded machine)
 _SERIAL_WORK = 100_000
+# Fast math without reassociation: the pair kernel and the self variances then round the
+# same expressions the same way, so that a series and its copy get bitwise the
+# covariances of a series with itself (see ``_v_phi``). Same speed.
+_JIT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})
+# ... and the covariance updates without fused multiply-adds (the one rounding of each
+# product and sum that every engine does, the CUDA one included)
+_EXACT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "afn"})
+
+
+@njit(**_EXACT)
+def _cov(sw2, v, inp, sb2):
+    """Return ``sw2 v + inp + sb2``, each operation rounded (no fused multiply-add)."""
+    return sw2 * v + inp + sb2
+
+
+@njit(**_EXACT)
+def _mul(a, b):
+    """Return ``a b``, rounded (never fused into a following addition)."""
+    return a * b
 
 # asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
 # relative error ~2e-16). With the reduction asin(y) = pi/2 - 2 asin(sqrt((1 - y)/2)) above
@@ -64,7 +83,7 @@ _ASIN_POLY = np.array([
 ])
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _asin_core(a, one_minus_a):
     """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2.
 
@@ -79,7 +98,7 @@ def _asin_core(a, one_minus_a):
     return y + y * z * p, big
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _acos(x):
     """Branch-free arccos on [-1, 1], accurate to a few ulps."""
     r, big = _asin_core(abs(x), 1.0 - abs(x))
@@ -87,7 +106,7 @@ def _acos(x):
     return r if x >= 0.0 else math.pi - r
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _asin(x, one_minus_abs_x):
     """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0).
 
@@ -101,39 +120,74 @@ def _asin(x, one_minus_abs_x):
 def _self_factors(k, act):
     """Per-series factors of the V operators, from the self variances ``k``.
 
-    ReLU needs ``sqrt(k)``, erf ``sqrt(1 + 2k)``; both with their inverse (0 for a zero
-    variance), so that the pair kernel multiplies instead of dividing.
+    ReLU: ``sqrt(k)`` and its inverse (0 for a zero variance), so that the pair kernel
+    multiplies instead of dividing; erf: ``2 k / (1 + 2 k)`` (the correlation of the
+    series with itself, computed as the pair kernel computes ``c``) and
+    ``1 / sqrt(1 + 2 k)``.
     """
-    a = np.sqrt(1.0 + 2.0 * k) if act == 1 else np.sqrt(k)
+    if act == 1:
+        r = 1.0 / np.sqrt(1.0 + 2.0 * k)
+        return 2.0 * k * r * r, r
+    a = np.sqrt(k)
     r = np.divide(1.0, a, out=np.zeros_like(a), where=a > 0)
     return a, r
 
 
-@njit(inline="always", **JIT_OPTIONS)
+#: ReLU: a correlation within this of +-1 is +-1. The covariances carry a few rounding
+#: errors, so ``c = k3 / sqrt(k1 k2)`` of two proportional series (or of a series and
+#: its copy) lands a few ulps off +-1, where ``arccos`` has an infinite slope: a step
+#: off by 1 ulp changes ``V_phi'`` by ~1e-8, and that adds up over the steps.
+#: ``1 - |c|`` below the rounding level cannot be told from 0.
+_SNAP = 16 * np.finfo(np.float64).eps
+
+
+@njit(inline="always", **_JIT)
 def _v_phi(act, a1, r1, a2, r2, k3, same):
     """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
 
     ``a``, ``r`` are the factors of ``_self_factors`` for k1 and k2. ``same`` marks a
-    sample paired with itself: correlation exactly 1, by the closed form.
+    sample paired with itself: correlation exactly 1.
+
+    Both activations avoid ``1 - c^2`` by cancellation. ReLU: with ``t`` the angle
+    between the two vectors folded into ``[0, pi/2]`` (``|c| = cos t``),
+    ``V_phi = sqrt(k1 k2) (sin t - t |c|) / (2 pi) + [c >= 0] k3 / 2`` and
+    ``V_phi' = [c >= 0] / 2 -+ t / (2 pi)``: at ``c = 1`` exactly ``k3 / 2`` and 1/2,
+    the values of a series with itself, so that a series and its copy run the same
+    recursion. erf: ``1 - c^2 = u1 + u2 - u1 u2 + (p1 p2 - c^2)`` with
+    ``u = 1 / (1 + 2k)``, ``p = 2 k u`` (the factor ``a``: ``c`` of a series with
+    itself), and ``p1 p2 - c^2 = |c| (e1 + e2) + e1 e2`` from the exact differences
+    ``e = p - |c|``: 0 for a series and its copy, never negative by rounding.
     """
     if act == 0:  # ReLU
         c = min(max(k3 * r1 * r2, -1.0), 1.0)
-        c = 1.0 if same else c
-        th = math.pi - _acos(c)
-        v = a1 * a2 * (math.sqrt(1.0 - c * c) + th * c) * (0.5 / math.pi)
-        return v, th * (0.5 / math.pi)
+        ac = abs(c)
+        om = 1.0 - ac  # exact for |c| >= 1/2
+        om = 0.0 if (same or om <= _SNAP) else om
+        h, big = _asin_core(ac, om)
+        t = 2.0 * h if big else 0.5 * math.pi - h  # arccos |c|
+        tail = a1 * a2 * (math.sqrt(om * (1.0 + ac)) - t * ac) * (0.5 / math.pi)
+        q = t * (0.5 / math.pi)
+        if c >= 0.0:
+            return tail + 0.5 * k3, 0.5 - q
+        return tail, q
     elif act == 1:  # erf
         c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
-        # a sample with itself: c = 2 k / (1 + 2 k) and 1 - c^2 = (1 + 4 k) / (1 + 2 k)^2,
-        # in closed form (1 - r1^2 and 1 - c^2 cancel when k is tiny or large)
         c = 2.0 * k3 * r1 * r1 if same else c
-        one_minus = r1 * r1 if same else 1.0 - abs(c)  # 1 - c = 1 / (1 + 2 k): no cancelling
-        den = (1.0 + 4.0 * k3) * (r1 * r1) * (r1 * r1) if same else 1.0 - c * c
-        return (2.0 / math.pi) * _asin(c, one_minus), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
+        ac = abs(c)
+        e1 = a1 - ac
+        e2 = a2 - ac
+        g = 0.0 if same else max(ac * (e1 + e2) + e1 * e2, 0.0)
+        u1 = r1 * r1
+        u2 = r2 * r2
+        sin2 = u1 + u2 * a1 + g  # 1 - c^2 > 0 (a1 = 1 - u1)
+        rt = math.sqrt(sin2)
+        inv = 1.0 / ((1.0 + ac) * rt)  # one division for 1 - |c| and 1 / sqrt(1 - c^2)
+        return ((2.0 / math.pi) * _asin(c, sin2 * rt * inv),
+                (4.0 / math.pi) * r1 * r2 * ((1.0 + ac) * inv))
     return k3, 1.0  # linear
 
 
-@njit(**JIT_OPTIONS)
+@njit(**_JIT)
 def _self_variances(data, start, act, sw2, su2, sb2, sh2):
     """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
 
@@ -147,33 +201,38 @@ def _self_variances(data, start, act, sw2, su2, sb2, sh2):
         for l in range(n_layers):
             v_rec = sh2  # covariance of the initial hidden state
             for p in range(start[i], t_max):
-                if l == 0:
-                    inp = 0.0
-                    for k in range(m):
-                        inp += data[p, k, i] * data[p, k, i]
-                    inp *= su2[0] / m
+                if l == 0:  # the pair kernel's input product, in its order
+                    if m == 1:
+                        inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
+                    else:
+                        dot = 0.0
+                        for k in range(m):
+                            dot += _mul(data[p, k, i], data[p, k, i])
+                        inp = su2[0] * ((1.0 / m) * dot)
                 else:
                     inp = su2[l] * _v_self(act, out[l - 1, p, i])
-                s = sw2[l] * v_rec + inp + sb2[l]
+                s = _cov(sw2[l], v_rec, inp, sb2[l])
                 out[l, p, i] = s
                 v_rec = _v_self(act, s)
     return out
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _v_self(act, k):
-    """V_phi of a sample with itself (correlation 1) at variance ``k``."""
+    """V_phi of a sample with itself (correlation 1) at variance ``k``.
+
+    The pair kernel's formula at ``k1 = k2 = k3 = k``, so that a series and its copy
+    (``k3`` computed by the pair recursion) stay equal to rounding.
+    """
     if act == 0:
         return 0.5 * k
-    elif act == 1:  # asin(c), c = 2 k / (1 + 2 k), with 1 - c = 1 / (1 + 2 k) exactly
-        c = 2.0 * k / (1.0 + 2.0 * k)
-        if c <= 0.5:
-            return (2.0 / math.pi) * math.asin(c)
-        return 1.0 - (4.0 / math.pi) * math.asin(math.sqrt(0.5 / (1.0 + 2.0 * k)))
+    elif act == 1:
+        r = 1.0 / math.sqrt(1.0 + 2.0 * k)
+        return _v_phi(1, 2.0 * k * r * r, r, 2.0 * k * r * r, r, k, True)[0]
     return k
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
     """Store column ``jj``'s ``V_phi``, ``V_phi'`` and ``Theta`` (0 before it starts)."""
     vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
@@ -183,20 +242,20 @@ def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
     th[jj] = t if active else 0.0
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _first_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th):
     """Layer 1 at one step; column ``jj``'s input inner product is ``xin * yin[jj]``."""
     for jj in range(v.shape[0]):
-        s = sw2 * v[jj] + su2 * (xin * yin[jj]) + sb2
+        s = _cov(sw2, v[jj], su2 * (xin * yin[jj]), sb2)
         t = s + sw2 * d[jj] * th[jj]
         _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     """Layer l > 1 at one step, from layer l-1's ``V_phi`` and ``su2 V_phi' Theta``."""
     for jj in range(v.shape[0]):
-        s = sw2 * v[jj] + su2 * inp[jj] + sb2
+        s = _cov(sw2, v[jj], su2 * inp[jj], sb2)
         t = s + sw2 * d[jj] * th[jj] + below[jj]
         _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
 
@@ -204,7 +263,7 @@ def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same
 # Everything a step does is inlined into the engine, one copy per activation, so that each
 # lane loop vectorises with its activation known, and the layer-1 input product is fused
 # into the lane loop: 1.3-2.3x faster than a call per step with the inputs in a separate pass.
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, below, same, v, d,
            th):
     """One (layer, step) of the recursion for a row against a tile of columns."""
@@ -223,7 +282,7 @@ def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, belo
         _upper_layer(2, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
-@njit(parallel=True, **JIT_OPTIONS)
+@njit(parallel=True, **_JIT)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
                  act, sw2, su2, sb2, sh2, sv2, want_ntk, stride, band, row0, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
@@ -304,7 +363,7 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                     for k in range(m):
                         xv = xdata[px, k, i]
                         for jj in range(nb):
-                            chan[jj] += xv * ydata[py, k, j0 + jj]
+                            chan[jj] += _mul(xv, ydata[py, k, j0 + jj])
                     yin = chan
                 for l in range(n_layers):
                     if l > 0:  # inputs from layer l-1 at this step
