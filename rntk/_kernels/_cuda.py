@@ -186,7 +186,8 @@ def _kernels(dtype):
             ac = abs(c)
             e1 = a1 - ac
             e2 = a2 - ac
-            g = F(0.0) if same else max(ac * (e1 + e2) + e1 * e2, F(0.0))
+            near = same or (abs(e1) <= F(SNAP) and abs(e2) <= F(SNAP))
+            g = F(0.0) if near else max(ac * (e1 + e2) + e1 * e2, F(0.0))
             u1 = r1 * r1
             u2 = r2 * r2
             sin2 = u1 + u2 * a1 + g

@@ -126,11 +126,29 @@ def _self_factors(k, act):
     ``1 / sqrt(1 + 2 k)``.
     """
     if act == 1:
-        r = 1.0 / np.sqrt(1.0 + 2.0 * k)
-        return 2.0 * k * r * r, r
+        return _erf_factors(k)
     a = np.sqrt(k)
     r = np.divide(1.0, a, out=np.zeros_like(a), where=a > 0)
     return a, r
+
+
+@njit(**dict(JIT_OPTIONS, fastmath=False))
+def _erf_r(k):
+    """Return ``1 / sqrt(1 + 2 k)``, rounded alike wherever it is computed."""
+    return 1.0 / math.sqrt(1.0 + 2.0 * k)
+
+
+@njit(**_JIT)
+def _erf_factors(k):
+    """Return erf's ``(2 k r^2, r)`` with ``r = 1 / sqrt(1 + 2 k)``, elementwise."""
+    p = np.empty_like(k)
+    r = np.empty_like(k)
+    kf, pf, rf = k.ravel(), p.ravel(), r.ravel()
+    for i in range(kf.shape[0]):
+        ri = _erf_r(kf[i])
+        rf[i] = ri
+        pf[i] = 2.0 * kf[i] * ri * ri
+    return p, r
 
 
 #: ReLU: a correlation within this of +-1 is +-1. The covariances carry a few rounding
@@ -176,7 +194,9 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
         ac = abs(c)
         e1 = a1 - ac
         e2 = a2 - ac
-        g = 0.0 if same else max(ac * (e1 + e2) + e1 * e2, 0.0)
+        # a series and its copy (e within rounding of 0): the lane of a series with itself
+        near = same or (abs(e1) <= _SNAP and abs(e2) <= _SNAP)
+        g = 0.0 if near else max(ac * (e1 + e2) + e1 * e2, 0.0)
         u1 = r1 * r1
         u2 = r2 * r2
         sin2 = u1 + u2 * a1 + g  # 1 - c^2 > 0 (a1 = 1 - u1)
@@ -227,7 +247,7 @@ def _v_self(act, k):
     if act == 0:
         return 0.5 * k
     elif act == 1:
-        r = 1.0 / math.sqrt(1.0 + 2.0 * k)
+        r = _erf_r(k)
         return _v_phi(1, 2.0 * k * r * r, r, 2.0 * k * r * r, r, k, True)[0]
     return k
 

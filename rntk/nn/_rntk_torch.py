@@ -169,6 +169,8 @@ def _v_phi(act, k1, k2, k3, same):
         ac = c.abs()
         e1, e2 = p1 - ac, p2 - ac
         g = (ac * (e1 + e2) + e1 * e2).clamp(min=0.0)  # p1 p2 - c^2, no cancellation
+        near = (e1.abs() <= _SNAP) & (e2.abs() <= _SNAP)  # a series and its copy
+        g = torch.where(near, torch.zeros_like(g), g)
         if same is not None:
             c = torch.where(same, p1, c)
             ac = c.abs()
