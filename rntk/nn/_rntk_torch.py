@@ -410,6 +410,11 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         The Gram matrix, on ``device``, with an autograd graph when any input or
         hyperparameter requires gradients.
 
+    Raises
+    ------
+    rntk.KernelOverflowError
+        When a value of the Gram is not finite (as :func:`rntk.rntk_kernel`).
+
     See Also
     --------
     rntk.rntk_kernel : The Numba engine (faster on CPU, no gradients).
@@ -502,6 +507,11 @@ readout, readout_stride, readout_band
         ``K(X, X)``.
     dK : ndarray of shape (n, n, len(free))
         ``d K / d log(sigma)`` for each entry of ``free``.
+
+    Raises
+    ------
+    rntk.KernelOverflowError
+        When a value of ``K`` or of ``dK`` is not finite.
     """
     dtype, device = torch.float64, torch.device("cpu")
     hyper = dict(sigma_w=sigma_w, sigma_u=sigma_u, sigma_b=sigma_b, sigma_h=sigma_h,
