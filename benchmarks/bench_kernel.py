@@ -10,13 +10,22 @@ Run::
 
     python benchmarks/bench_kernel.py            # full: N=500, T=150, plus scaling
     python benchmarks/bench_kernel.py --quick    # small sizes, seconds
+    python benchmarks/bench_kernel.py --compare HEAD~1   # this engine / a git revision's
+
+``--compare REV`` loads the engine module of git revision ``REV`` into this process
+next to the current one and times both on the same data, alternating, so that their
+ratio is meaningful on a noisy machine (and checks that they agree).
 
 Writes ``bench_kernel.json`` and ``bench_kernel.png`` (scaling in N and T) in ``--out``.
 """
 
 import argparse
+import importlib.util
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numba
@@ -70,12 +79,71 @@ def _time(fn, repeat):
     return best
 
 
+def engine_at(rev):
+    """Return the ``rntk_kernel`` of git revision ``rev``'s engine, loaded in this process.
+
+    The module is loaded as a sibling of :mod:`rntk._kernels._rntk` (its relative
+    imports resolve against the current package); its numba cache goes to a temporary
+    folder.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = subprocess.run(["git", "show", f"{rev}:rntk/_kernels/_rntk.py"], cwd=root,
+                         check=True, capture_output=True, text=True).stdout
+    folder = tempfile.mkdtemp(prefix="rntk_engine_")
+    path = os.path.join(folder, "_rntk_base.py")
+    with open(path, "w") as f:
+        f.write(src)
+    name = "rntk._kernels._rntk_base"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.rntk_kernel
+
+
+def compare(rev, quick=False, repeat=5):
+    """Time the current engine against revision ``rev``'s, alternating, in one process.
+
+    Returns a dict of per-case best times and ratios ``rev time / current time``
+    (above 1: the current engine is faster).
+    """
+    base = engine_at(rev)
+    rng = np.random.default_rng(0)
+    n, T = (120, 60) if quick else (300, 150)
+    X = rng.normal(size=(n, T))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    Xm = [x[:t] for x, t in zip(X, rng.integers(T // 2, T + 1, size=n))]
+    cases = {
+        "relu": (X, {}), "relu mixed lengths": (Xm, {}), "erf": (X, {"activation": "erf"}),
+        "relu L3": (X, {"n_layers": 3}), "relu 3 channels": (X.reshape(n, -1, 3)[:, :T // 3],
+                                                             {}),
+        "relu mean readout": (X[:, :T // 3], {"readout": "mean", "readout_stride": 2}),
+    }
+    out = {}
+    print(f"engine of {rev} vs this one: best of {repeat}, alternating (N={n}, T={T})")
+    for name, (data, kw) in cases.items():
+        new_k, old_k = rntk_kernel(data, **kw), base(data, **kw)  # compile, and compare
+        diff = float(np.max(np.abs(new_k - old_k)) / np.max(np.abs(old_k)))
+        t_new = t_old = np.inf
+        for _ in range(repeat):
+            t_old = min(t_old, _time(lambda: base(data, **kw), 1))
+            t_new = min(t_new, _time(lambda: rntk_kernel(data, **kw), 1))
+        out[name] = dict(rev_s=t_old, current_s=t_new, ratio=t_old / t_new, max_rel_diff=diff)
+        print(f"{name:20s}: {rev} {t_old:.4f} s, current {t_new:.4f} s, speed ratio "
+              f"{t_old / t_new:.3f} (rel. diff {diff:.1e})")
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes (seconds)")
     parser.add_argument("--out", default="results/bench_kernel")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--compare", metavar="REV", default=None,
+                        help="time this engine against git revision REV's, and stop")
     args = parser.parse_args(argv)
+    if args.compare:
+        return compare(args.compare, args.quick, max(args.repeat, 5))
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(0)
     n, T = (150, 60) if args.quick else (500, 150)

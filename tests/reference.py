@@ -5,32 +5,70 @@ oracles that the fast kernels are tested against.
 """
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 
+def _finite(*values):
+    """Refuse a covariance that overflowed: the oracle is right or raises."""
+    for v in values:
+        if not math.isfinite(v):
+            raise OverflowError(f"reference recursion overflows float64 ({v})")
+
+
+def _one_minus_sq(num, den1, den2):
+    """1 - num^2 / (den1 den2), in exact rational arithmetic, as a float."""
+    num, den1, den2 = Fraction(num), Fraction(den1), Fraction(den2)
+    return float(1 - num * num / (den1 * den2))
+
+
+def _asin(a, one_minus_a2):
+    """asin(a), accurate near |a| = 1 from a given 1 - a^2."""
+    if abs(a) <= 0.5:
+        return math.asin(a)
+    one_minus = one_minus_a2 / (1 + abs(a))  # 1 - |a|, without cancellation
+    return math.copysign(math.pi / 2 - 2 * math.asin(math.sqrt(one_minus / 2)), a)
+
+
 def v_phi(activation, k1, k2, k3, same=False):
-    """Return (V_phi[K], V_phi'[K]) for K = [[k1, k3], [k3, k2]] (spec, corrected)."""
+    """Return (V_phi[K], V_phi'[K]) for K = [[k1, k3], [k3, k2]] (spec, corrected).
+
+    ``1 - c^2`` is computed exactly (rational arithmetic on the float covariances), and
+    ``sqrt(k1 k2)`` as ``sqrt(k1) sqrt(k2)`` (the product overflows long before the
+    kernel does); a covariance that is not finite raises OverflowError.
+    """
+    _finite(k1, k2, k3)
     if activation == "linear":
         return k3, 1.0
     if activation == "relu":
+        n12 = math.sqrt(k1) * math.sqrt(k2)
         if same:
-            c = 1.0
+            c, s = 1.0, 0.0
+        elif n12 > 0:
+            c = min(1.0, max(-1.0, k3 / n12))
+            s = math.sqrt(max(0.0, _one_minus_sq(k3, k1, k2)))  # sqrt(1 - c^2)
         else:
-            c = k3 / math.sqrt(k1 * k2) if k1 * k2 > 0 else 0.0
-            c = min(1.0, max(-1.0, c))
-        theta = math.acos(c)
-        v = math.sqrt(k1 * k2) * (math.sqrt(1 - c * c) + (math.pi - theta) * c) / (2 * math.pi)
+            c, s = 0.0, 1.0
+        theta = math.atan2(s, c)
+        v = n12 * (s + (math.pi - theta) * c) / (2 * math.pi)
+        _finite(v)
         return v, (math.pi - theta) / (2 * math.pi)
     if activation == "erf":
         if same:
             a = 2 * k1 / (1 + 2 * k1)
             dv = 4 / (math.pi * math.sqrt(1 + 4 * k1))
+            om = (1 + 4 * k1) / (1 + 2 * k1) / (1 + 2 * k1)  # 1 - a^2
         else:
-            d = (1 + 2 * k1) * (1 + 2 * k2)
-            a = 2 * k3 / math.sqrt(d)
-            dv = 4 / (math.pi * math.sqrt(d - 4 * k3 * k3))
-        return 2 / math.pi * math.asin(a), dv
+            d1, d2 = 1 + 2 * k1, 1 + 2 * k2
+            a = min(1.0, max(-1.0, 2 * k3 / (math.sqrt(d1) * math.sqrt(d2))))
+            om = _one_minus_sq(2 * k3, d1, d2)  # 1 - a^2
+            den = math.sqrt(d1) * math.sqrt(d2) * math.sqrt(max(om, 0.0))
+            if not 0 < den < math.inf:
+                raise OverflowError("reference recursion: 1 - c^2 is not resolved in "
+                                    f"float64 (k1={k1}, k2={k2}, k3={k3})")
+            dv = 4 / (math.pi * den)
+        return 2 / math.pi * _asin(a, om), dv
     raise ValueError(activation)
 
 
@@ -99,6 +137,7 @@ def rntk_pair(x, xp, same=False, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sig
         return sx[l][t], sxp[l][t + tau], sig[l][t]
 
     K = sigma_v**2 * v_phi(activation, *cov(L - 1, T - 1), same)[0]
+    _finite(K)
     if kind == "nngp":
         return K
     pi = [[0.0] * T for _ in range(L)]
@@ -114,7 +153,9 @@ def rntk_pair(x, xp, same=False, *, n_layers=1, sigma_w=2**0.5, sigma_u=1.0, sig
             if l < L - 1:
                 acc += su[l + 1] ** 2 * pi[l + 1][t]
             pi[l][t] = D * acc
-    return sum(pi[l][t] * sig[l][t] for l in range(L) for t in range(T)) + K
+    theta = sum(pi[l][t] * sig[l][t] for l in range(L) for t in range(T)) + K
+    _finite(theta)
+    return theta
 
 
 def rntk_gram(X, Y=None, **params):

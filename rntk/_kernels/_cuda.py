@@ -5,9 +5,9 @@ and the layers, in registers / thread-local arrays, reading the inputs and the
 per-series factors of :func:`rntk._kernels._shared.prepare` from global memory, and
 writes one value. The math is that of the CPU engine (:mod:`rntk._kernels._rntk`),
 re-declared as CUDA device functions: the same branch-free arcsin / arccos polynomial,
-the same closed form for a sample paired with itself, the same forward accumulation of
-the tangent kernel. A symmetric Gram computes the pairs ``j >= i`` and writes both
-halves.
+the same cancellation-free forms of the V operators (exact for a series and its copy),
+the same forward accumulation of the tangent kernel. A symmetric Gram computes the
+pairs ``j >= i`` and writes both halves.
 
 Batched settings: a third grid dimension runs many kernel settings (per-setting sigmas,
 activation, kind and depth) in one launch; settings that share the pre-activation
@@ -127,11 +127,11 @@ def _kernels(dtype):
     F = numba.float32 if np.dtype(dtype) == np.float32 else numba.float64
     fast = F is numba.float32  # approximate division / sqrt in float32 only
     c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = _C
-    PI = math.pi
     HALF_PI = 0.5 * math.pi
     INV_2PI = 0.5 / math.pi
     TWO_OVER_PI = 2.0 / math.pi
     FOUR_OVER_PI = 4.0 / math.pi
+    SNAP = 16 * float(np.finfo(dtype).eps)  # the CPU engine's _SNAP, in the kernel's dtype
 
     @cuda.jit(device=True, fastmath=fast)
     def asin_core(a, one_minus_a):
@@ -153,13 +153,6 @@ def _kernels(dtype):
         return y + y * z * p, big
 
     @cuda.jit(device=True, fastmath=fast)
-    def acos(x):
-        a = abs(x)
-        r, big = asin_core(a, F(1.0) - a)
-        r = F(2.0) * r if big else F(HALF_PI) - r
-        return r if x >= F(0.0) else F(PI) - r
-
-    @cuda.jit(device=True, fastmath=fast)
     def asin(x, one_minus_abs_x):
         r, big = asin_core(abs(x), one_minus_abs_x)
         r = F(HALF_PI) - F(2.0) * r if big else r
@@ -167,20 +160,34 @@ def _kernels(dtype):
 
     @cuda.jit(device=True, fastmath=fast)
     def v_phi(act, a1, r1, a2, r2, k3, same):
-        """(V_phi[K], V_phi'[K]) of the CPU engine's ``_v_phi``."""
+        """(V_phi[K], V_phi'[K]) of the CPU engine's ``_v_phi`` (same stable forms)."""
         if act == 0:  # ReLU
             c = min(max(k3 * r1 * r2, F(-1.0)), F(1.0))
-            c = F(1.0) if same else c
-            th = F(PI) - acos(c)
-            v = a1 * a2 * (math.sqrt(F(1.0) - c * c) + th * c) * F(INV_2PI)
-            return v, th * F(INV_2PI)
+            ac = abs(c)
+            om = F(1.0) - ac
+            om = F(0.0) if (same or om <= F(SNAP)) else om
+            h, big = asin_core(ac, om)
+            t = F(2.0) * h if big else F(HALF_PI) - h  # arccos |c|
+            tail = a1 * a2 * (math.sqrt(om * (F(1.0) + ac)) - t * ac) * F(INV_2PI)
+            q = t * F(INV_2PI)
+            if c >= F(0.0):
+                return tail + F(0.5) * k3, F(0.5) - q
+            return tail, q
         elif act == 1:  # erf
             c = min(max(F(2.0) * k3 * r1 * r2, F(-1.0)), F(1.0))
             c = F(2.0) * k3 * r1 * r1 if same else c
-            one_minus = r1 * r1 if same else F(1.0) - abs(c)
-            den = (F(1.0) + F(4.0) * k3) * (r1 * r1) * (r1 * r1) if same else F(1.0) - c * c
-            return (F(TWO_OVER_PI) * asin(c, one_minus),
-                    F(FOUR_OVER_PI) * r1 * r2 / math.sqrt(den))
+            ac = abs(c)
+            e1 = a1 - ac
+            e2 = a2 - ac
+            near = same or (abs(e1) <= F(SNAP) and abs(e2) <= F(SNAP))
+            g = F(0.0) if near else max(ac * (e1 + e2) + e1 * e2, F(0.0))
+            u1 = r1 * r1
+            u2 = r2 * r2
+            sin2 = u1 + u2 * a1 + g
+            rt = math.sqrt(sin2)
+            inv = F(1.0) / ((F(1.0) + ac) * rt)
+            return (F(TWO_OVER_PI) * asin(c, sin2 * rt * inv),
+                    F(FOUR_OVER_PI) * r1 * r2 * ((F(1.0) + ac) * inv))
         return k3, F(1.0)  # linear
 
     @cuda.jit(fastmath=fast)
@@ -212,7 +219,8 @@ def _kernels(dtype):
         u = code[s, 3]
         sh2 = sig[s, 0]
         sv2 = sig[s, 1]
-        scale0 = sig[s, 2 + MAX_LAYERS] / F(m)
+        su0 = sig[s, 2 + MAX_LAYERS]
+        inv_m = F(1.0) / F(m)
         top = n_layers - 1
         xs = xstart[i]
         ys = ystart[j]
@@ -255,7 +263,7 @@ def _kernels(dtype):
                             dot = F(0.0)
                             for k in range(m):
                                 dot += xdata[r, px, k, i] * ydata[r, py, k, j]
-                            inp = scale0 * dot
+                            inp = su0 * (inv_m * dot)  # as the CPU engine
                             below = F(0.0)
                         else:
                             su2 = sig[s, 2 + MAX_LAYERS + l]

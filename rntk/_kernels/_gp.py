@@ -239,9 +239,16 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
             extra += f", activation={self.activation!r}"
         if self.kind != "ntk":
             extra += f", kind={self.kind!r}"
+        for name in ("direction", "diff", "readout", "readout_stride", "readout_band"):
+            if not _same_value(getattr(self, name), _D[name]):
+                extra += f", {name}={getattr(self, name)!r}"
         return (f"RNTK(sigma_w={fmt(self.sigma_w)}, sigma_u={fmt(self.sigma_u)}, "
                 f"sigma_b={fmt(self.sigma_b)}, sigma_h={fmt(self.sigma_h)}, "
                 f"sigma_v={fmt(self.sigma_v)}{extra})")
+
+
+def _same_value(a, b):
+    return type(a) is type(b) and a == b
 
 
 def _hyperparameter_property(name):

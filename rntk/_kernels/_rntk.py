@@ -21,14 +21,11 @@ paired with itself.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit, prange
 
 from .._utils import (
     DOC,
-    JIT_OPTIONS,
     as_sequences,
     check_finite_kernel,
     check_memory,
@@ -46,8 +43,17 @@ from ._params import (
     resolve_params,
     table_options,
 )
-from ._shared import ASIN_POLY as _ASIN_POLY
-from ._shared import check_out, n_chains, network_inputs, prepare, work_items
+from ._shared import (
+    _JIT,
+    _cov,
+    _mul,
+    _v_phi,
+    check_out,
+    n_chains,
+    network_inputs,
+    prepare,
+    work_items,
+)
 
 __all__ = ["rntk_kernel", "rntk_diag"]
 
@@ -57,65 +63,7 @@ _D = RNTK_DEFAULTS
 _SERIAL_WORK = 100_000
 
 
-@njit(inline="always", **JIT_OPTIONS)
-def _asin_core(a, one_minus_a):
-    """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2.
-
-    ``one_minus_a`` is ``1 - a``, given by a caller who knows it without cancellation.
-    """
-    big = a > 0.5
-    y = math.sqrt(0.5 * one_minus_a) if big else a
-    z = y * y
-    p = _ASIN_POLY[_ASIN_POLY.shape[0] - 1]
-    for k in range(_ASIN_POLY.shape[0] - 2, -1, -1):
-        p = p * z + _ASIN_POLY[k]
-    return y + y * z * p, big
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _acos(x):
-    """Branch-free arccos on [-1, 1], accurate to a few ulps."""
-    r, big = _asin_core(abs(x), 1.0 - abs(x))
-    r = 2.0 * r if big else 0.5 * math.pi - r
-    return r if x >= 0.0 else math.pi - r
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _asin(x, one_minus_abs_x):
-    """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0).
-
-    ``one_minus_abs_x`` is ``1 - |x|``; near ``|x| = 1`` its accuracy decides the result's.
-    """
-    r, big = _asin_core(abs(x), one_minus_abs_x)
-    r = 0.5 * math.pi - 2.0 * r if big else r
-    return r if x >= 0.0 else -r
-
-
-@njit(inline="always", **JIT_OPTIONS)
-def _v_phi(act, a1, r1, a2, r2, k3, same):
-    """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
-
-    ``a``, ``r`` are the factors of ``_self_factors`` for k1 and k2. ``same`` marks a
-    sample paired with itself: correlation exactly 1, by the closed form.
-    """
-    if act == 0:  # ReLU
-        c = min(max(k3 * r1 * r2, -1.0), 1.0)
-        c = 1.0 if same else c
-        th = math.pi - _acos(c)
-        v = a1 * a2 * (math.sqrt(1.0 - c * c) + th * c) * (0.5 / math.pi)
-        return v, th * (0.5 / math.pi)
-    elif act == 1:  # erf
-        c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
-        # a sample with itself: c = 2 k / (1 + 2 k) and 1 - c^2 = (1 + 4 k) / (1 + 2 k)^2,
-        # in closed form (1 - r1^2 and 1 - c^2 cancel when k is tiny or large)
-        c = 2.0 * k3 * r1 * r1 if same else c
-        one_minus = r1 * r1 if same else 1.0 - abs(c)  # 1 - c = 1 / (1 + 2 k): no cancelling
-        den = (1.0 + 4.0 * k3) * (r1 * r1) * (r1 * r1) if same else 1.0 - c * c
-        return (2.0 / math.pi) * _asin(c, one_minus), 4.0 / math.pi * r1 * r2 / math.sqrt(den)
-    return k3, 1.0  # linear
-
-
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
     """Store column ``jj``'s ``V_phi``, ``V_phi'`` and ``Theta`` (0 before it starts)."""
     vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
@@ -125,20 +73,20 @@ def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
     th[jj] = t if active else 0.0
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _first_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th):
     """Layer 1 at one step; column ``jj``'s input inner product is ``xin * yin[jj]``."""
     for jj in range(v.shape[0]):
-        s = sw2 * v[jj] + su2 * (xin * yin[jj]) + sb2
+        s = _cov(sw2, v[jj], su2 * (xin * yin[jj]), sb2)
         t = s + sw2 * d[jj] * th[jj]
         _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
 
 
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th):
     """Layer l > 1 at one step, from layer l-1's ``V_phi`` and ``su2 V_phi' Theta``."""
     for jj in range(v.shape[0]):
-        s = sw2 * v[jj] + su2 * inp[jj] + sb2
+        s = _cov(sw2, v[jj], su2 * inp[jj], sb2)
         t = s + sw2 * d[jj] * th[jj] + below[jj]
         _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
 
@@ -146,7 +94,7 @@ def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same
 # Everything a step does is inlined into the engine, one copy per activation, so that each
 # lane loop vectorises with its activation known, and the layer-1 input product is fused
 # into the lane loop: 1.3-2.3x faster than a call per step with the inputs in a separate pass.
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, below, same, v, d,
            th):
     """One (layer, step) of the recursion for a row against a tile of columns."""
@@ -165,7 +113,7 @@ def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, belo
         _upper_layer(2, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
 
 
-@njit(parallel=True, **JIT_OPTIONS)
+@njit(parallel=True, **_JIT)
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
                  act, sw2, su2, sb2, sh2, sv2, want_ntk, stride, band, row0, out):
     """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
@@ -246,7 +194,7 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                     for k in range(m):
                         xv = xdata[px, k, i]
                         for jj in range(nb):
-                            chan[jj] += xv * ydata[py, k, j0 + jj]
+                            chan[jj] += _mul(xv, ydata[py, k, j0 + jj])
                     yin = chan
                 for l in range(n_layers):
                     if l > 0:  # inputs from layer l-1 at this step

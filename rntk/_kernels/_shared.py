@@ -33,6 +33,60 @@ ASIN_POLY = np.array([
     0.0077714397645414456, 0.016129764409156828, -0.010908304349000406, 0.028285381520428275,
 ])
 
+# Fast math without reassociation: the pair kernel and the self variances then round the
+# same expressions the same way, so that a series and its copy get bitwise the
+# covariances of a series with itself (see ``_v_phi``). Same speed.
+_JIT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "afn"})
+# ... and the covariance updates without fused multiply-adds (the one rounding of each
+# product and sum that every engine does, the CUDA one included)
+_EXACT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "afn"})
+
+
+@njit(**_EXACT)
+def _cov(sw2, v, inp, sb2):
+    """Return ``sw2 v + inp + sb2``, each operation rounded (no fused multiply-add)."""
+    return sw2 * v + inp + sb2
+
+
+@njit(**_EXACT)
+def _mul(a, b):
+    """Return ``a b``, rounded (never fused into a following addition)."""
+    return a * b
+
+
+@njit(inline="always", **_JIT)
+def _asin_core(a, one_minus_a):
+    """Return ``(asin(y), big)`` for ``a = |x|``: y = a, or sqrt((1 - a)/2) when a > 1/2.
+
+    ``one_minus_a`` is ``1 - a``, given by a caller who knows it without cancellation.
+    """
+    big = a > 0.5
+    y = math.sqrt(0.5 * one_minus_a) if big else a
+    z = y * y
+    p = ASIN_POLY[ASIN_POLY.shape[0] - 1]
+    for k in range(ASIN_POLY.shape[0] - 2, -1, -1):
+        p = p * z + ASIN_POLY[k]
+    return y + y * z * p, big
+
+
+@njit(inline="always", **_JIT)
+def _acos(x):
+    """Branch-free arccos on [-1, 1], accurate to a few ulps."""
+    r, big = _asin_core(abs(x), 1.0 - abs(x))
+    r = 2.0 * r if big else 0.5 * math.pi - r
+    return r if x >= 0.0 else math.pi - r
+
+
+@njit(inline="always", **_JIT)
+def _asin(x, one_minus_abs_x):
+    """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0).
+
+    ``one_minus_abs_x`` is ``1 - |x|``; near ``|x| = 1`` its accuracy decides the result's.
+    """
+    r, big = _asin_core(abs(x), one_minus_abs_x)
+    r = 0.5 * math.pi - 2.0 * r if big else r
+    return r if x >= 0.0 else -r
+
 
 def network_inputs(seqs, reverse=False, diff=False):
     """Return the sequences one RNN of the network reads (with differences, reversed).
@@ -97,16 +151,94 @@ def prepare(seqs, t_max, spec):
 def self_factors(k, act):
     """Per-series factors of the V operators, from the self variances ``k``.
 
-    ReLU needs ``sqrt(k)``, erf ``sqrt(1 + 2k)``; both with their inverse (0 for a zero
-    variance), so that the pair kernel multiplies instead of dividing.
+    ReLU: ``sqrt(k)`` and its inverse (0 for a zero variance), so that the pair kernel
+    multiplies instead of dividing; erf: ``2 k / (1 + 2 k)`` (the correlation of the
+    series with itself, computed as the pair kernel computes ``c``) and
+    ``1 / sqrt(1 + 2 k)``.
     """
-    a = np.sqrt(1.0 + 2.0 * k) if act == 1 else np.sqrt(k)
+    if act == 1:
+        return _erf_factors(k)
+    a = np.sqrt(k)
     r = np.divide(1.0, a, out=np.zeros_like(a), where=a > 0)
     return a, r
 
 
+@njit(**dict(JIT_OPTIONS, fastmath=False))
+def _erf_r(k):
+    """Return ``1 / sqrt(1 + 2 k)``, rounded alike wherever it is computed."""
+    return 1.0 / math.sqrt(1.0 + 2.0 * k)
 
-@njit(**JIT_OPTIONS)
+
+@njit(**_JIT)
+def _erf_factors(k):
+    """Return erf's ``(2 k r^2, r)`` with ``r = 1 / sqrt(1 + 2 k)``, elementwise."""
+    p = np.empty_like(k)
+    r = np.empty_like(k)
+    kf, pf, rf = k.ravel(), p.ravel(), r.ravel()
+    for i in range(kf.shape[0]):
+        ri = _erf_r(kf[i])
+        rf[i] = ri
+        pf[i] = 2.0 * kf[i] * ri * ri
+    return p, r
+
+
+#: ReLU: a correlation within this of +-1 is +-1. The covariances carry a few rounding
+#: errors, so ``c = k3 / sqrt(k1 k2)`` of two proportional series (or of a series and
+#: its copy) lands a few ulps off +-1, where ``arccos`` has an infinite slope: a step
+#: off by 1 ulp changes ``V_phi'`` by ~1e-8, and that adds up over the steps.
+#: ``1 - |c|`` below the rounding level cannot be told from 0.
+_SNAP = 16 * np.finfo(np.float64).eps
+
+
+@njit(inline="always", **_JIT)
+def _v_phi(act, a1, r1, a2, r2, k3, same):
+    """Return ``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``.
+
+    ``a``, ``r`` are the factors of ``self_factors`` for k1 and k2. ``same`` marks a
+    sample paired with itself: correlation exactly 1.
+
+    Both activations avoid ``1 - c^2`` by cancellation. ReLU: with ``t`` the angle
+    between the two vectors folded into ``[0, pi/2]`` (``|c| = cos t``),
+    ``V_phi = sqrt(k1 k2) (sin t - t |c|) / (2 pi) + [c >= 0] k3 / 2`` and
+    ``V_phi' = [c >= 0] / 2 -+ t / (2 pi)``: at ``c = 1`` exactly ``k3 / 2`` and 1/2,
+    the values of a series with itself, so that a series and its copy run the same
+    recursion. erf: ``1 - c^2 = u1 + u2 - u1 u2 + (p1 p2 - c^2)`` with
+    ``u = 1 / (1 + 2k)``, ``p = 2 k u`` (the factor ``a``: ``c`` of a series with
+    itself), and ``p1 p2 - c^2 = |c| (e1 + e2) + e1 e2`` from the exact differences
+    ``e = p - |c|``: 0 for a series and its copy, never negative by rounding.
+    """
+    if act == 0:  # ReLU
+        c = min(max(k3 * r1 * r2, -1.0), 1.0)
+        ac = abs(c)
+        om = 1.0 - ac  # exact for |c| >= 1/2
+        om = 0.0 if (same or om <= _SNAP) else om
+        h, big = _asin_core(ac, om)
+        t = 2.0 * h if big else 0.5 * math.pi - h  # arccos |c|
+        tail = a1 * a2 * (math.sqrt(om * (1.0 + ac)) - t * ac) * (0.5 / math.pi)
+        q = t * (0.5 / math.pi)
+        if c >= 0.0:
+            return tail + 0.5 * k3, 0.5 - q
+        return tail, q
+    elif act == 1:  # erf
+        c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
+        c = 2.0 * k3 * r1 * r1 if same else c
+        ac = abs(c)
+        e1 = a1 - ac
+        e2 = a2 - ac
+        # a series and its copy (e within rounding of 0): the lane of a series with itself
+        near = same or (abs(e1) <= _SNAP and abs(e2) <= _SNAP)
+        g = 0.0 if near else max(ac * (e1 + e2) + e1 * e2, 0.0)
+        u1 = r1 * r1
+        u2 = r2 * r2
+        sin2 = u1 + u2 * a1 + g  # 1 - c^2 > 0 (a1 = 1 - u1)
+        rt = math.sqrt(sin2)
+        inv = 1.0 / ((1.0 + ac) * rt)  # one division for 1 - |c| and 1 / sqrt(1 - c^2)
+        return ((2.0 / math.pi) * _asin(c, sin2 * rt * inv),
+                (4.0 / math.pi) * r1 * r2 * ((1.0 + ac) * inv))
+    return k3, 1.0  # linear
+
+
+@njit(**_JIT)
 def self_variances(data, start, act, sw2, su2, sb2, sh2):
     """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
 
@@ -120,30 +252,34 @@ def self_variances(data, start, act, sw2, su2, sb2, sh2):
         for l in range(n_layers):
             v_rec = sh2  # covariance of the initial hidden state
             for p in range(start[i], t_max):
-                if l == 0:
-                    inp = 0.0
-                    for k in range(m):
-                        inp += data[p, k, i] * data[p, k, i]
-                    inp *= su2[0] / m
+                if l == 0:  # the pair kernel's input product, in its order
+                    if m == 1:
+                        inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
+                    else:
+                        dot = 0.0
+                        for k in range(m):
+                            dot += _mul(data[p, k, i], data[p, k, i])
+                        inp = su2[0] * ((1.0 / m) * dot)
                 else:
                     inp = su2[l] * _v_self(act, out[l - 1, p, i])
-                s = sw2[l] * v_rec + inp + sb2[l]
+                s = _cov(sw2[l], v_rec, inp, sb2[l])
                 out[l, p, i] = s
                 v_rec = _v_self(act, s)
     return out
 
 
-
-@njit(inline="always", **JIT_OPTIONS)
+@njit(inline="always", **_JIT)
 def _v_self(act, k):
-    """V_phi of a sample with itself (correlation 1) at variance ``k``."""
+    """V_phi of a sample with itself (correlation 1) at variance ``k``.
+
+    The pair kernel's formula at ``k1 = k2 = k3 = k``, so that a series and its copy
+    (``k3`` computed by the pair recursion) stay equal to rounding.
+    """
     if act == 0:
         return 0.5 * k
-    elif act == 1:  # asin(c), c = 2 k / (1 + 2 k), with 1 - c = 1 / (1 + 2 k) exactly
-        c = 2.0 * k / (1.0 + 2.0 * k)
-        if c <= 0.5:
-            return (2.0 / math.pi) * math.asin(c)
-        return 1.0 - (4.0 / math.pi) * math.asin(math.sqrt(0.5 / (1.0 + 2.0 * k)))
+    elif act == 1:
+        r = _erf_r(k)
+        return _v_phi(1, 2.0 * k * r * r, r, 2.0 * k * r * r, r, k, True)[0]
     return k
 
 

@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import torch
 
-from .._utils import as_sequences, check_nonnegative, fill_doc
+from .._utils import as_sequences, check_finite_kernel, check_nonnegative, fill_doc
 from .._utils._sequences import series_2d
 from ._params import RNTK_DEFAULTS as _D
 from ._params import RNTK_PARAM_LIST, resolve_params, table_options
@@ -134,38 +134,62 @@ def _pack(seqs, t_max):
 # ---------------------------------------------------------------------------------------
 # the dual activations, differentiable everywhere they are used
 # ---------------------------------------------------------------------------------------
+#: The Numba engine's ``_SNAP``: a ReLU correlation this close to +-1 is +-1.
+_SNAP = 16 * float(np.finfo(np.float64).eps)
+
+
 def _v_phi(act, k1, k2, k3, same):
     """``(V_phi[K], V_phi'[K])`` for ``K = [[k1, k3], [k3, k2]]``, elementwise.
 
     ``same`` (bool tensor or None) marks a sample paired with itself: correlation 1.
+    The forms of the Numba engine's ``_v_phi``: no ``1 - c^2`` by cancellation, no
+    product ``k1 k2`` (which overflows long before the kernel does), exact at ``c = 1``.
     """
     pi = math.pi
     if act == 0:  # ReLU
-        prod = k1 * k2
-        pos = prod > 0
-        s = torch.sqrt(torch.where(pos, prod, torch.ones_like(prod)))
-        c = torch.where(pos, k3 / s, torch.zeros_like(prod)).clamp(-1.0, 1.0)
+        pos = (k1 > 0) & (k2 > 0)
+        one = torch.ones_like(k3)
+        n12 = torch.where(pos, torch.sqrt(torch.where(pos, k1, one))
+                          * torch.sqrt(torch.where(pos, k2, one)), torch.zeros_like(k3))
+        c = torch.where(pos, k3 / torch.where(pos, n12, one), torch.zeros_like(k3))
+        c = c.clamp(-1.0, 1.0)
+        ac = c.abs()
+        inner = (1.0 - ac) > _SNAP
         if same is not None:
-            c = torch.where(same, torch.ones_like(c), c)
-        inner = c.abs() < 1.0
-        c_in = torch.where(inner, c, torch.zeros_like(c))
-        # acos and sqrt(1 - c^2) have infinite slopes at |c| = 1: evaluate them on safe
-        # values there and put the exact end values back (acos(1) = 0, acos(-1) = pi)
-        th = torch.where(inner, torch.acos(c_in), (1.0 - c) * (pi / 2))
-        sn = torch.where(inner, torch.sqrt(1.0 - c_in * c_in), torch.zeros_like(c))
-        v = torch.where(pos, s, torch.zeros_like(s)) * (sn + (pi - th) * c) / (2 * pi)
-        return v, (pi - th) / (2 * pi)
+            inner = inner & ~same
+        # t = arccos |c| in [0, pi/2]; acos and sqrt(1 - c^2) have infinite slopes at
+        # |c| = 1: evaluate them on safe values there, where t = sin t = 0
+        a_in = torch.where(inner, ac, torch.zeros_like(ac))
+        t = torch.where(inner, torch.acos(a_in), torch.zeros_like(ac))
+        sn = torch.where(inner, torch.sqrt((1.0 - a_in) * (1.0 + a_in)), torch.zeros_like(ac))
+        tail = n12 * (sn - t * ac) / (2 * pi)
+        up = c >= 0
+        v = tail + torch.where(up, 0.5 * k3, torch.zeros_like(k3))
+        return v, torch.where(up, 0.5 - t / (2 * pi), t / (2 * pi))
     if act == 1:  # erf
-        d = torch.sqrt((1.0 + 2.0 * k1) * (1.0 + 2.0 * k2))
-        a = (2.0 * k3 / d).clamp(-1.0, 1.0)
+        # the Numba engine's operations, in its order (c of a series and its copy is p)
+        r1 = 1.0 / torch.sqrt(1.0 + 2.0 * k1)
+        r2 = 1.0 / torch.sqrt(1.0 + 2.0 * k2)
+        p1 = 2.0 * k1 * r1 * r1  # correlation of each series with itself
+        p2 = 2.0 * k2 * r2 * r2
+        u1, u2, r12 = r1 * r1, r2 * r2, r1 * r2
+        c = (2.0 * k3 * r1 * r2).clamp(-1.0, 1.0)
+        ac = c.abs()
+        e1, e2 = p1 - ac, p2 - ac
+        g = (ac * (e1 + e2) + e1 * e2).clamp(min=0.0)  # p1 p2 - c^2, no cancellation
+        near = (e1.abs() <= _SNAP) & (e2.abs() <= _SNAP)  # a series and its copy
+        g = torch.where(near, torch.zeros_like(g), g)
         if same is not None:
-            a = torch.where(same, 2.0 * k1 / (1.0 + 2.0 * k1), a)
-        inner = a.abs() < 1.0
-        a_in = torch.where(inner, a, torch.zeros_like(a))
-        asin = torch.where(inner, torch.asin(a_in), a * (pi / 2))
-        root = torch.sqrt(1.0 - a_in * a_in)
-        vd = torch.where(inner, 4.0 / (pi * d * root), torch.full_like(a, math.inf))
-        return 2.0 / pi * asin, vd
+            c = torch.where(same, p1, c)
+            ac = c.abs()
+            g = torch.where(same, torch.zeros_like(g), g)
+        sin2 = u1 + u2 * p1 + g  # 1 - c^2 > 0
+        big = ac > 0.5
+        # asin near +-1 from 1 - |c| = (1 - c^2) / (1 + |c|), not from c
+        small = torch.where(big, torch.zeros_like(c), c)
+        folded = 0.5 * pi - 2.0 * torch.asin(torch.sqrt(0.5 * sin2 / (1.0 + ac)))
+        asin = torch.where(big, torch.sign(c) * folded, torch.asin(small))
+        return 2.0 / pi * asin, 4.0 / pi * r12 / torch.sqrt(sin2)
     return k3, torch.ones_like(k3)  # linear
 
 
@@ -393,6 +417,11 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         The Gram matrix, on ``device``, with an autograd graph when any input or
         hyperparameter requires gradients.
 
+    Raises
+    ------
+    rntk.KernelOverflowError
+        When a value of the Gram is not finite (as :func:`rntk.rntk_kernel`).
+
     See Also
     --------
     rntk.rntk_kernel : The Numba engine (faster on CPU, no gradients).
@@ -443,6 +472,8 @@ def rntk_kernel_torch(X, Y=None, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w
         K = K + _engine(*xa, *ya, same, p, outer=True, stride=stride, band=band)
     if Y is None and not paired:
         K = 0.5 * (K + K.T)
+    if not bool(torch.isfinite(K).all()):  # as every kernel: an overflow is an error
+        check_finite_kernel(K.detach().cpu().numpy(), "rntk_kernel_torch", spec.settings())
     return K
 
 
@@ -479,6 +510,11 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
         ``K(X, X)``.
     dK : ndarray of shape (n, n, len(free))
         ``d K / d log(sigma)`` for each entry of ``free``.
+
+    Raises
+    ------
+    rntk.KernelOverflowError
+        When a value of ``K`` or of ``dK`` is not finite.
     """
     options = table_options(locals())
     dtype, device = torch.float64, torch.device("cpu")
@@ -524,12 +560,14 @@ def rntk_gram_log_gradient(X, free, *, n_layers=_D["n_layers"], sigma_w=_D["sigm
                             stride=stride, band=band)
         return 0.5 * (K + K.T)
 
+    settings = spec.settings()
     with torch.no_grad():
-        K = gram(theta0)
+        K = check_finite_kernel(gram(theta0).numpy(), "rntk_gram_log_gradient", settings)
     if not entries:
-        return K.numpy(), np.empty(K.shape + (0,))
+        return K, np.empty(K.shape + (0,))
     with warnings.catch_warnings():  # torch.func's own internals (not ours) warn here
         warnings.filterwarnings("ignore", message=".*torch.jit.script.*deprecated",
                                 category=DeprecationWarning)
         dK = torch.func.jacfwd(gram)(theta0)
-    return K.numpy(), dK.numpy()
+    return K, check_finite_kernel(dK.numpy(), "the gradient of the RNTK (rntk_gram_log_gradient)",
+                                  settings)

@@ -177,6 +177,9 @@ def as_sequences(X, name="X", missing="raise"):
         For an empty set, empty series, NaN inside a series (unless interpolated),
         infinite values or series with different channel counts.
     """
+    if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1 and not any(
+            isinstance(s, numbers.Number) for s in X):  # one series per item
+        X = list(X)  # (rntk.as_object_array, the form GP estimators accept)
     if isinstance(X, (list, tuple)):
         if len(X) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
