@@ -23,6 +23,7 @@ from ._kernels import (
     scaled_conv_rho,
     sensitivity,
 )
+from ._model_selection import AveragedClassifier
 from ._nystroem import RNTKNystroem
 from ._preprocessing import SeriesScaler
 from ._utils import KernelOverflowError
@@ -34,4 +35,4 @@ __all__ = [
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
-    "as_object_array", "RNTKNystroem"]
+    "as_object_array", "RNTKNystroem", "AveragedClassifier"]

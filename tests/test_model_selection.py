@@ -146,3 +146,65 @@ def test_mean_readouts_respect_the_cost_cap():
         assert 16 <= k <= MEAN_READOUTS
         assert k == 16 or n * n * k * t <= MEAN_BUDGET
         assert k == MEAN_READOUTS or n * n * (k + 1) * t > MEAN_BUDGET
+
+
+def _loo_by_refits(K, y, alpha):
+    """LOO accuracy and squared error of the ridge classifier, by explicit refits."""
+    hits, sq = [], []
+    classes = np.unique(y)
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        clf = KernelRidgeClassifier(alpha=alpha).fit(K[np.ix_(keep, keep)], y[keep])
+        d = np.atleast_1d(clf.decision_function(K[i:i + 1, keep])[0])
+        target = (np.where(classes == y[i], 1.0, -1.0) if len(classes) > 2
+                  else np.array([1.0 if y[i] == classes[1] else -1.0]))
+        hits.append(clf.predict(K[i:i + 1, keep])[0] == y[i])
+        sq.append(np.mean((d - target) ** 2))
+    return np.mean(hits), np.mean(sq)
+
+
+def test_n_average_refits_the_best_settings_ranked_by_explicit_loo(rng):
+    X, y = _waves(rng, n_per_class=6, noise=0.8)
+    grid = {"sigma_b": [0.0, 0.5, 2.0], "n_layers": [1, 2], "alpha": [1e-3, 0.1]}
+    search = RNTKClassifierCV(grid, n_average=3).fit(X, y)
+    # rank the kernel settings by their best candidate: LOO accuracy, then the lower LOO
+    # squared error, both from explicit refits without each sample
+    xs = [x / np.linalg.norm(x) for x in X]
+    ranked = []
+    for sb in grid["sigma_b"]:
+        for nl in grid["n_layers"]:
+            K = rntk_kernel(xs, sigma_b=sb, n_layers=nl)
+            keys = [(*_loo_by_refits(K, y, a), a) for a in grid["alpha"]]
+            acc, sq, a = max(keys, key=lambda k: (k[0], -k[1]))
+            ranked.append(((acc, -sq), {"alpha": a, "n_layers": nl, "sigma_b": sb}))
+    ranked.sort(key=lambda r: r[0], reverse=True)
+    assert ranked[2][0] > ranked[3][0]  # the data tell the third from the fourth apart
+    assert search.averaged_params_ == [p for _, p in ranked[:3]]
+    assert search.best_params_ == ranked[0][1]
+    # the refitted model is the mean of the three refitted classifiers' decisions
+    members = [RNTKClassifier(model="ridge", **p).fit(X, y) for _, p in ranked[:3]]
+    d = np.mean([m.decision_function(X) for m in members], axis=0)
+    np.testing.assert_allclose(search.decision_function(X), d, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(search.predict(X), search.classes_[np.argmax(d, axis=1)])
+    # a given grid keeps the single best candidate unless asked
+    single = RNTKClassifierCV(grid).fit(X, y)
+    assert isinstance(single.best_estimator_, RNTKClassifier)
+    assert not hasattr(single, "averaged_params_")
+
+
+def test_n_average_with_two_classes_and_bad_values(rng):
+    X, y = _waves(rng, n_classes=2)
+    grid = {"sigma_b": [0.0, 0.5], "alpha": [1e-3]}
+    search = RNTKClassifierCV(grid, n_average=2).fit(X, y + 5)
+    members = [RNTKClassifier(model="ridge", **p).fit(X, y + 5)
+               for p in search.averaged_params_]
+    d = np.mean([m.decision_function(X) for m in members], axis=0)
+    assert d.ndim == 1
+    np.testing.assert_allclose(search.decision_function(X), d, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(search.predict(X), np.where(d > 0, 6, 5))
+    with pytest.raises(ValueError, match="n_average"):
+        RNTKClassifierCV(grid, n_average=0).fit(X, y)
+    with pytest.raises(ValueError, match="protocol='loo'"):
+        RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=2, n_average=2).fit(X, y)
+    # more settings asked than the grid has: all of them
+    assert len(RNTKClassifierCV(grid, n_average=5).fit(X, y).averaged_params_) == 2

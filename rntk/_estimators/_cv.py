@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
@@ -139,6 +141,12 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     pool : int, default=1
         Steps averaged into one, as in :class:`RNTKClassifier`, when ``pool`` is not
         in the grid.
+    n_average : int, default=None
+        With ``protocol="loo"``: the refitted model averages the decision functions of
+        the best candidates of this many kernel settings (each setting's best ridge,
+        ranked as ``best_params_``; an :class:`rntk.AveragedClassifier`, parameters in
+        ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (2) with the default
+        grid, 1 (the best candidate alone) with a given ``param_grid``.
     {tail}
 
     See Also
@@ -169,6 +177,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool")
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
+        "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
@@ -177,9 +186,18 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, refit=True,
-                 n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
+                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, n_average=None,
+                 refit=True, n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
         store_init_params(self, locals())
+
+    def _n_average(self):
+        if self.n_average is None:
+            default = self.protocol == "loo" and self.param_grid is None
+            return _grids.DEFAULT_N_AVERAGE if default else 1
+        if self.n_average > 1 and self.protocol != "loo":
+            raise ValueError("n_average > 1 needs protocol='loo' (the kernel ridge "
+                             f"classifier); got protocol={self.protocol!r}")
+        return self.n_average
 
     def _base_estimator(self):
         names = set(RNTKClassifier._get_param_names()) - {"model"}
