@@ -10,7 +10,14 @@ from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
-from rntk._model_selection import MEAN_POOL, default_grid, mean_readouts
+from rntk._model_selection import (
+    DEFAULT_N_AVERAGE,
+    DEFAULT_PRIOR,
+    LEVEL_POOL,
+    MEAN_POOL,
+    default_grid,
+    mean_readouts,
+)
 
 
 def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
@@ -62,23 +69,63 @@ def test_loo_regressor_equals_brute_force_refits(rng):
 def test_default_search_is_the_ridge_classifier(rng):
     X, y = _waves(rng)
     search = RNTKClassifierCV().fit(X, y)
-    best = search.best_estimator_
+    members = search.best_estimator_.estimators_
     grid = default_grid([len(x) for x in X], [1.0])
-    assert best.model == "ridge"
-    assert set(search.best_params_) in [{*g} for g in grid]
-    # the pooled mean-readout setting reads out every round(T / pool / readouts) steps
-    pooled = -(-X.shape[1] // MEAN_POOL)
-    strides = {p.get("readout_stride") for p in search.cv_results_["params"]}
-    assert strides == {None, max(1, round(pooled / mean_readouts([X.shape[1]] * len(X),
-                                                                 MEAN_POOL)))}
-    refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
-    np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
+    assert len(members) == DEFAULT_N_AVERAGE == len(search.averaged_params_)
+    assert search.averaged_params_[0] == search.best_params_
+    assert all(m.model == "ridge" for m in members)
+    for p in search.averaged_params_:
+        assert set(p) in [{*g} for g in grid]
+    # each pooled mean-readout setting reads out every round(T / pool / readouts) steps
+    strides = {(p.get("pool"), p.get("readout_stride")) for p in search.cv_results_["params"]}
+    expected = {(None, None)} | {
+        (pool, max(1, round(-(-X.shape[1] // pool) / mean_readouts([X.shape[1]] * len(X),
+                                                                    pool))))
+        for pool in (MEAN_POOL, LEVEL_POOL)}
+    assert strides == expected
+    refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
+    np.testing.assert_allclose(search.decision_function(X),
+                               np.mean([r.decision_function(X) for r in refits], axis=0),
                                rtol=1e-10, atol=1e-12)
     assert search.score(X, y) > 0.9
     # ties in LOO accuracy go to the lower LOO squared error, then to grid order
     res = search.cv_results_
     top = np.flatnonzero(res["mean_test_score"] == res["mean_test_score"].max())
     assert search.best_index_ in top
+
+
+def _loo_squared_error(K, Y, a):
+    """LOO squared error of one-vs-all ridge with intercept, by explicit refits."""
+    n, err = len(K), 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        A = np.zeros((n, n))
+        A[0, 1:] = A[1:, 0] = 1.0
+        A[1:, 1:] = K[np.ix_(keep, keep)] + a * np.eye(n - 1)
+        sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
+        err += np.sum((sol[0] + K[i, keep] @ sol[1:] - Y[i]) ** 2)
+    return err / Y.size
+
+
+def test_one_series_per_class_takes_the_prior_then_the_lower_loo_error(rng):
+    X, y = _waves(rng, n_per_class=1, n_classes=5, T=16)
+    search = RNTKClassifierCV().fit(X, y)
+    # leaving a series out removes its class: every LOO accuracy is 0
+    assert np.all(search.cv_results_["mean_test_score"] == 0)
+    assert search.best_params_.items() >= DEFAULT_PRIOR.items()
+    # the second member: the lowest LOO squared error among the other settings
+    Y = np.where(y[:, None] == np.unique(y)[None], 1.0, -1.0)
+    best = None
+    for p in search.cv_results_["params"]:
+        if p.get("normalize") is False:
+            continue
+        est = RNTKClassifier(model="ridge", **p)
+        xs = est._prepare([np.asarray(x, float)[:, None] for x in X])
+        K = est._gram(xs)
+        e = _loo_squared_error(K, Y, p["alpha"] * np.trace(K) / len(K))
+        if best is None or e < best[0] - 1e-12:
+            best = (e, p)
+    assert search.averaged_params_[1] == best[1]
 
 
 def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
