@@ -97,12 +97,14 @@ n_features_in_ : int
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
     default=("with ``protocol='loo'`` 4 kernel settings (the bidirectional 2-layer "
-             "RNTK read out at the last step, ``diff`` off or on, ``sigma_b = 2``, "
-             "unit-norm series; and the one-layer mean-readout RNTK on RMS-scaled "
-             "series, read out at every step with a band of 8 steps, or on block means "
-             "of 4 steps with up to 128 readouts) x 9 relative ridges ``alpha`` "
-             "(``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 kernel "
-             "settings x 5 values of ``C``"),
+             "RNTK read out at the last step, ``sigma_b = 2``, unit-norm series; the "
+             "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
+             "with a band of 8 steps, or on block means of 8 steps with up to 128 "
+             "readouts; and the same on block means of 4 steps of the series as given, "
+             "which keeps their level and scale) x 9 relative ridges ``alpha`` "
+             "(``1e-6 .. 100``), the refitted model averaging the best candidates of the "
+             "2 best settings (``n_average``); with ``protocol='paper'`` the paper's 900 "
+             "kernel settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
