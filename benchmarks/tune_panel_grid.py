@@ -253,6 +253,14 @@ VARIANTS = {
     "last 2 + raw_pool4 + pool8, top-2 average": ("last_d0 last_d1 raw_pool4 pool8", "top2"),
     "last 2 + band8 + raw_band8 + raw_pool4 + pool8, top-2 average": (
         "last_d0 last_d1 band8 raw_band8 raw_pool4 pool8", "top2"),
+    "last 2 + band8 + raw_band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 last_d1 band8 raw_band8 raw_pool4 pool8", "top3"),
+    "last_d0 + band8 + raw_band8 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8", "top2"),
+    "last_d0 + band8 + raw_band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8", "top3"),
+    "last_d0 + band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 band8 raw_pool4 pool8", "top3"),
 }
 CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
 #: The prior of ``accuracy_prior`` (setting, ridge): the candidate taken when every

@@ -96,12 +96,13 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 4 kernel settings (the bidirectional 2-layer "
+    default=("with ``protocol='loo'`` 5 kernel settings (the bidirectional 2-layer "
              "RNTK read out at the last step, ``sigma_b = 2``, unit-norm series; the "
              "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
              "with a band of 8 steps, or on block means of 8 steps with up to 128 "
-             "readouts; and the same on block means of 4 steps of the series as given, "
-             "which keeps their level and scale) x 9 relative ridges ``alpha`` "
+             "readouts; and on the series as given, which keeps their level and scale, "
+             "with a band of 8 steps or on block means of 4 steps) x 9 relative ridges "
+             "``alpha`` "
              "(``1e-6 .. 100``), the refitted model averaging the best candidates of the "
              "2 best settings (``n_average``); with ``protocol='paper'`` the paper's 900 "
              "kernel settings x 5 values of ``C``"),
@@ -165,8 +166,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 4 kernel settings x 9 ridges
-    36
+    >>> len(clf.cv_results_["params"])  # 5 kernel settings x 9 ridges
+    45
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
