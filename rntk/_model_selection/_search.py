@@ -495,6 +495,7 @@ class BaseKernelSearchCV(BaseEstimator):
                 self.averaged_params_ = [candidates[i] for i, _ in outcome.top]
                 self.best_estimator_ = AveragedClassifier(members).fit()
             else:
+                self.__dict__.pop("averaged_params_", None)  # of an earlier fit
                 self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
