@@ -23,6 +23,7 @@ from ._kernels import (
     scaled_conv_rho,
     sensitivity,
 )
+from ._model_selection import AveragedClassifier
 from ._nystroem import RNTKNystroem
 from ._preprocessing import SeriesScaler, interpolate_missing
 from ._utils import KernelOverflowError
@@ -33,4 +34,4 @@ __all__ = [
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
-    "as_object_array", "RNTKNystroem", "interpolate_missing"]
+    "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier"]

@@ -10,7 +10,14 @@ from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
-from rntk._model_selection import MEAN_POOL, default_grid, mean_readouts
+from rntk._model_selection import (
+    DEFAULT_N_AVERAGE,
+    DEFAULT_PRIOR,
+    LEVEL_POOL,
+    MEAN_POOL,
+    default_grid,
+    mean_readouts,
+)
 
 
 def _waves(rng, n_per_class=8, T=12, noise=0.4, n_classes=3):
@@ -62,23 +69,63 @@ def test_loo_regressor_equals_brute_force_refits(rng):
 def test_default_search_is_the_ridge_classifier(rng):
     X, y = _waves(rng)
     search = RNTKClassifierCV().fit(X, y)
-    best = search.best_estimator_
+    members = search.best_estimator_.estimators_
     grid = default_grid([len(x) for x in X], [1.0])
-    assert best.model == "ridge"
-    assert set(search.best_params_) in [{*g} for g in grid]
-    # the pooled mean-readout setting reads out every round(T / pool / readouts) steps
-    pooled = -(-X.shape[1] // MEAN_POOL)
-    strides = {p.get("readout_stride") for p in search.cv_results_["params"]}
-    assert strides == {None, max(1, round(pooled / mean_readouts([X.shape[1]] * len(X),
-                                                                 MEAN_POOL)))}
-    refit = RNTKClassifier(model="ridge", **search.best_params_).fit(X, y)
-    np.testing.assert_allclose(search.decision_function(X), refit.decision_function(X),
+    assert len(members) == DEFAULT_N_AVERAGE == len(search.averaged_params_)
+    assert search.averaged_params_[0] == search.best_params_
+    assert all(m.model == "ridge" for m in members)
+    for p in search.averaged_params_:
+        assert set(p) in [{*g} for g in grid]
+    # each pooled mean-readout setting reads out every round(T / pool / readouts) steps
+    strides = {(p.get("pool"), p.get("readout_stride")) for p in search.cv_results_["params"]}
+    expected = {(None, None)} | {
+        (pool, max(1, round(-(-X.shape[1] // pool) / mean_readouts([X.shape[1]] * len(X),
+                                                                    pool))))
+        for pool in (MEAN_POOL, LEVEL_POOL)}
+    assert strides == expected
+    refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
+    np.testing.assert_allclose(search.decision_function(X),
+                               np.mean([r.decision_function(X) for r in refits], axis=0),
                                rtol=1e-10, atol=1e-12)
     assert search.score(X, y) > 0.9
     # ties in LOO accuracy go to the lower LOO squared error, then to grid order
     res = search.cv_results_
     top = np.flatnonzero(res["mean_test_score"] == res["mean_test_score"].max())
     assert search.best_index_ in top
+
+
+def _loo_squared_error(K, Y, a):
+    """LOO squared error of one-vs-all ridge with intercept, by explicit refits."""
+    n, err = len(K), 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        A = np.zeros((n, n))
+        A[0, 1:] = A[1:, 0] = 1.0
+        A[1:, 1:] = K[np.ix_(keep, keep)] + a * np.eye(n - 1)
+        sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
+        err += np.sum((sol[0] + K[i, keep] @ sol[1:] - Y[i]) ** 2)
+    return err / Y.size
+
+
+def test_one_series_per_class_takes_the_prior_then_the_lower_loo_error(rng):
+    X, y = _waves(rng, n_per_class=1, n_classes=5, T=16)
+    search = RNTKClassifierCV().fit(X, y)
+    # leaving a series out removes its class: every LOO accuracy is 0
+    assert np.all(search.cv_results_["mean_test_score"] == 0)
+    assert search.best_params_.items() >= DEFAULT_PRIOR.items()
+    # the second member: the lowest LOO squared error among the other settings
+    Y = np.where(y[:, None] == np.unique(y)[None], 1.0, -1.0)
+    best = None
+    for p in search.cv_results_["params"]:
+        if p.get("normalize") is False and p.get("pool") == LEVEL_POOL:
+            continue  # the prior's setting
+        est = RNTKClassifier(model="ridge", **p)
+        xs = est._prepare([np.asarray(x, float)[:, None] for x in X])
+        K = est._gram(xs)
+        e = _loo_squared_error(K, Y, p["alpha"] * np.trace(K) / len(K))
+        if best is None or e < best[0] - 1e-12:
+            best = (e, p)
+    assert search.averaged_params_[1] == best[1]
 
 
 def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
@@ -179,27 +226,97 @@ def test_grid_keys_the_protocol_ignores_warn(rng, protocol, grid, ignored):
 
 
 def _pooled_readouts(n, T):
-    grid = default_grid([T] * n)
-    stride = next(g for g in grid if g.get("pool") == [MEAN_POOL])["readout_stride"][0]
-    pooled = -(-T // MEAN_POOL)
-    return stride, pooled, -(-pooled // stride)  # readouts at every stride-th pooled step
+    """(pool, stride, pooled length, readouts) of each pooled setting of the default grid."""
+    out = []
+    for g in default_grid([T] * n):
+        if "pool" in g:
+            pool, stride = g["pool"][0], g["readout_stride"][0]
+            pooled = -(-T // pool)
+            out.append((pool, stride, pooled, -(-pooled // stride)))
+    assert {p for p, *_ in out} == {MEAN_POOL, LEVEL_POOL}
+    return out
 
 
 @pytest.mark.parametrize("n", [10, 50, 100, 300, 1000, 2500, 5000, 10000])
 @pytest.mark.parametrize("T", [8, 30, 60, 100, 150, 512, 600, 764, 1000, 2000, 3000])
 def test_default_grid_keeps_its_readout_bounds(n, T):
     # documented: up to 128 readouts, at least 16 (or every pooled step); the rounding of
-    # the stride gave 191 at n=100, T=764 and 13 at n=5000, T=100
+    # the stride gave 191 at n=100, T=764 and 13 at n=5000, T=100 (blocks of 4)
     from rntk._model_selection import MEAN_READOUTS
 
-    stride, pooled, k = _pooled_readouts(n, T)
-    assert min(16, pooled) <= k <= MEAN_READOUTS
-    old = max(1, round(pooled / mean_readouts([T] * n, MEAN_POOL)))
-    if min(16, pooled) <= -(-pooled // old) <= MEAN_READOUTS:
-        assert stride == old  # unchanged where the bounds held: the same selection
+    for pool, stride, pooled, k in _pooled_readouts(n, T):
+        assert min(16, pooled) <= k <= MEAN_READOUTS
+        old = max(1, round(pooled / mean_readouts([T] * n, pool)))
+        if min(16, pooled) <= -(-pooled // old) <= MEAN_READOUTS:
+            assert stride == old  # unchanged where the bounds held: the same selection
 
 
 def test_default_grid_readouts_of_the_reported_cases():
-    assert _pooled_readouts(100, 764)[2] == 96  # was 191
-    assert _pooled_readouts(100, 600)[2] == 75  # was 150
-    assert _pooled_readouts(5000, 100)[2] == 25  # was 13
+    # blocks of 4 steps (the setting the report was made on): 191, 150 and 13 readouts
+    by_pool = {(n, T): {p: k for p, _, _, k in _pooled_readouts(n, T)}
+               for n, T in [(100, 764), (100, 600), (5000, 100)]}
+    assert by_pool[(100, 764)][LEVEL_POOL] == 96  # was 191
+    assert by_pool[(100, 600)][LEVEL_POOL] == 75  # was 150
+    assert by_pool[(5000, 100)][LEVEL_POOL] == 25  # was 13
+
+
+def _loo_by_refits(K, y, alpha):
+    """LOO accuracy and squared error of the ridge classifier, by explicit refits."""
+    hits, sq = [], []
+    classes = np.unique(y)
+    for i in range(len(y)):
+        keep = np.arange(len(y)) != i
+        clf = KernelRidgeClassifier(alpha=alpha).fit(K[np.ix_(keep, keep)], y[keep])
+        d = np.atleast_1d(clf.decision_function(K[i:i + 1, keep])[0])
+        target = (np.where(classes == y[i], 1.0, -1.0) if len(classes) > 2
+                  else np.array([1.0 if y[i] == classes[1] else -1.0]))
+        hits.append(clf.predict(K[i:i + 1, keep])[0] == y[i])
+        sq.append(np.mean((d - target) ** 2))
+    return np.mean(hits), np.mean(sq)
+
+
+def test_n_average_refits_the_best_settings_ranked_by_explicit_loo(rng):
+    X, y = _waves(rng, n_per_class=6, noise=0.8)
+    grid = {"sigma_b": [0.0, 0.5, 2.0], "n_layers": [1, 2], "alpha": [1e-3, 0.1]}
+    search = RNTKClassifierCV(grid, n_average=3).fit(X, y)
+    # rank the kernel settings by their best candidate: LOO accuracy, then the lower LOO
+    # squared error, both from explicit refits without each sample
+    xs = [x / np.linalg.norm(x) for x in X]
+    ranked = []
+    for sb in grid["sigma_b"]:
+        for nl in grid["n_layers"]:
+            K = rntk_kernel(xs, sigma_b=sb, n_layers=nl)
+            keys = [(*_loo_by_refits(K, y, a), a) for a in grid["alpha"]]
+            acc, sq, a = max(keys, key=lambda k: (k[0], -k[1]))
+            ranked.append(((acc, -sq), {"alpha": a, "n_layers": nl, "sigma_b": sb}))
+    ranked.sort(key=lambda r: r[0], reverse=True)
+    assert ranked[2][0] > ranked[3][0]  # the data tell the third from the fourth apart
+    assert search.averaged_params_ == [p for _, p in ranked[:3]]
+    assert search.best_params_ == ranked[0][1]
+    # the refitted model is the mean of the three refitted classifiers' decisions
+    members = [RNTKClassifier(model="ridge", **p).fit(X, y) for _, p in ranked[:3]]
+    d = np.mean([m.decision_function(X) for m in members], axis=0)
+    np.testing.assert_allclose(search.decision_function(X), d, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(search.predict(X), search.classes_[np.argmax(d, axis=1)])
+    # a given grid keeps the single best candidate unless asked
+    single = RNTKClassifierCV(grid).fit(X, y)
+    assert isinstance(single.best_estimator_, RNTKClassifier)
+    assert not hasattr(single, "averaged_params_")
+
+
+def test_n_average_with_two_classes_and_bad_values(rng):
+    X, y = _waves(rng, n_classes=2)
+    grid = {"sigma_b": [0.0, 0.5], "alpha": [1e-3]}
+    search = RNTKClassifierCV(grid, n_average=2).fit(X, y + 5)
+    members = [RNTKClassifier(model="ridge", **p).fit(X, y + 5)
+               for p in search.averaged_params_]
+    d = np.mean([m.decision_function(X) for m in members], axis=0)
+    assert d.ndim == 1
+    np.testing.assert_allclose(search.decision_function(X), d, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(search.predict(X), np.where(d > 0, 6, 5))
+    with pytest.raises(ValueError, match="n_average"):
+        RNTKClassifierCV(grid, n_average=0).fit(X, y)
+    with pytest.raises(ValueError, match="protocol='loo'"):
+        RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=2, n_average=2).fit(X, y)
+    # more settings asked than the grid has: all of them
+    assert len(RNTKClassifierCV(grid, n_average=5).fit(X, y).averaged_params_) == 2

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
@@ -96,13 +98,16 @@ n_features_in_ : int
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 4 kernel settings (the bidirectional 2-layer "
-             "RNTK read out at the last step, ``diff`` off or on, ``sigma_b = 2``, "
-             "unit-norm series; and the one-layer mean-readout RNTK on RMS-scaled "
-             "series, read out at every step with a band of 8 steps, or on block means "
-             "of 4 steps with up to 128 readouts) x 9 relative ridges ``alpha`` "
-             "(``1e-6 .. 100``); with ``protocol='paper'`` the paper's 900 kernel "
-             "settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` 5 kernel settings (the bidirectional 2-layer "
+             "RNTK read out at the last step, ``sigma_b = 2``, unit-norm series; the "
+             "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
+             "with a band of 8 steps, or on block means of 8 steps with up to 128 "
+             "readouts; and on the series as given, which keeps their level and scale, "
+             "with a band of 8 steps or on block means of 4 steps) x 9 relative ridges "
+             "``alpha`` "
+             "(``1e-6 .. 100``), the refitted model averaging the best candidates of the "
+             "2 best settings (``n_average``); with ``protocol='paper'`` the paper's 900 "
+             "kernel settings x 5 values of ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
@@ -141,6 +146,12 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     pool : int, default=1
         Steps averaged into one, as in :class:`RNTKClassifier`, when ``pool`` is not
         in the grid.
+    n_average : int, default=None
+        With ``protocol="loo"``: the refitted model averages the decision functions of
+        the best candidates of this many kernel settings (each setting's best ridge,
+        ranked as ``best_params_``; an :class:`rntk.AveragedClassifier`, parameters in
+        ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (2) with the default
+        grid, 1 (the best candidate alone) with a given ``param_grid``.
     {tail}
 
     See Also
@@ -157,8 +168,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 4 kernel settings x 9 ridges
-    36
+    >>> len(clf.cv_results_["params"])  # 5 kernel settings x 9 ridges
+    45
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
@@ -171,6 +182,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool")
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
+        "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
     }
 
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
@@ -179,10 +191,19 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1,
+                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, n_average=None,
                  missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
                  error_score=np.nan):
         store_init_params(self, locals())
+
+    def _n_average(self):
+        if self.n_average is None:
+            default = self.protocol == "loo" and self.param_grid is None
+            return _grids.DEFAULT_N_AVERAGE if default else 1
+        if self.n_average > 1 and self.protocol != "loo":
+            raise ValueError("n_average > 1 needs protocol='loo' (the kernel ridge "
+                             f"classifier); got protocol={self.protocol!r}")
+        return self.n_average
 
     def _base_estimator(self):
         names = set(RNTKClassifier._get_param_names()) - {"model"}

@@ -1,11 +1,16 @@
 """Private model-selection engine: grids, scorers, the search over Grams."""
 
+from ._ensemble import AveragedClassifier
 from ._grids import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
+    DEFAULT_N_AVERAGE,
+    DEFAULT_PRIOR,
     DEFAULT_REGRESSION_ALPHA,
     DEFAULT_REGRESSION_GRID,
     LAST_STEP_GRID,
+    LEVEL_NETWORK,
+    LEVEL_POOL,
     MEAN_BAND,
     MEAN_BUDGET,
     MEAN_NETWORK,
@@ -20,7 +25,9 @@ from ._grids import (
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_REGRESSION_ALPHA",
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR",
+           "AveragedClassifier", "LEVEL_NETWORK", "LEVEL_POOL",
+           "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA",
            "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",

@@ -32,6 +32,8 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
+from . import _grids
+from ._ensemble import AveragedClassifier
 from ._scorers import RidgeLOOScorer
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -53,6 +55,8 @@ class SearchOutcome(NamedTuple):
     best_gram: np.ndarray  # the Gram of the best candidate's setting (None if none)
     failures: list  # messages of the failed fold fits
     non_finite: list  # indices of the settings whose Gram was not finite
+    top: list = []  # (candidate index, Gram) of the best candidate of each of the
+    #                 ``keep`` best settings, best first (see ``search_grams``)
 
 
 def _freeze(value):
@@ -89,7 +93,7 @@ def group_by_kernel(candidates, kernel_keys, defaults=None):
 
 
 def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score_gram=None,
-                 n_jobs=None, error_score=np.nan, progress=None):
+                 n_jobs=None, error_score=np.nan, progress=None, keep=1, prior=None):
     """Cross-validate candidates that share precomputed Grams.
 
     Parameters
@@ -119,6 +123,14 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         Score of a failed fit (recorded in ``failures``), or ``"raise"``.
     progress : callable, optional
         ``progress(settings_done, n_settings, best_mean_score)`` after each setting.
+    keep : int, default=1
+        Number of kernel settings whose Grams are kept in ``outcome.top``: the
+        settings ranked by their best candidate (mean score, then tie-break, then
+        candidate order), each with that candidate's index.
+    prior : int, optional
+        Index of the candidate taken (first, with ``keep > 1``) when every scored
+        candidate has the same mean score, as the leave-one-out accuracy of a
+        training set with one series per class (0 for all).
 
     Returns
     -------
@@ -134,6 +146,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     fit_time = np.zeros(n_cand)
     failures, non_finite = [], []
     best_i, best_key, best_K = -1, None, None
+    top = []  # (key, -setting, candidate index, Gram), best first
+    prior_K = prior_s = None
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     blas = threadpool_limits(1, user_api="blas") if len(y) < 2000 else nullcontext()
     n_workers = effective_n_jobs(n_jobs)
@@ -179,11 +193,20 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                         failures.append(failure)
                 fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
             if s not in non_finite:
+                if prior is not None and prior in idxs:
+                    prior_K, prior_s = K, s
+                set_i, set_key = -1, None
                 for i in idxs:
                     mean = np.mean(scores[i])
                     key = (-np.inf if np.isnan(mean) else mean, tiebreak[i])
                     if best_K is None or key > best_key:  # ties: the first in order
                         best_i, best_key, best_K = i, key, K
+                    if set_key is None or key > set_key:
+                        set_i, set_key = i, key
+                if keep > 1 and not np.isnan(np.mean(scores[set_i])):
+                    top.append((set_key, -s, set_i, K))
+                    top.sort(key=lambda e: e[:2], reverse=True)  # ties: the first setting
+                    del top[keep:]
             if progress is not None:
                 progress(s + 1, len(groups), -np.inf if best_key is None else best_key[0])
             t = time.perf_counter()
@@ -193,8 +216,16 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
             f"{len(non_finite)} of {len(groups)} kernel settings gave a Gram with non-finite "
             f"entries (an overflow); their candidates score NaN and are never selected. "
             f"First: {first}", RuntimeWarning, stacklevel=2)
+    means = scores.mean(axis=1)
+    if prior_K is not None and np.ptp(means[~np.isnan(means)]) == 0:
+        # the scores cannot tell the candidates apart: the prior, then the tie-break
+        best_i, best_K = prior, prior_K
+        top = [(None, -prior_s, prior, prior_K)] + [e for e in top if e[1] != -prior_s]
+        del top[keep:]
+    if keep <= 1:
+        top = [] if best_i < 0 else [(None, None, best_i, best_K)]
     return SearchOutcome(scores, tiebreak, kernel_time, fit_time, best_i, best_K, failures,
-                         non_finite)
+                         non_finite, [(i, K) for _, _, i, K in top])
 
 
 def results_dict(candidates, scores, kernel_time, fit_time):
@@ -310,6 +341,10 @@ class BaseKernelSearchCV(BaseEstimator):
         "error_score": [StrOptions({"raise"}), numbers.Real],
     }
 
+    def _n_average(self):
+        """Return how many settings' best candidates the refit averages (1: the best)."""
+        return 1
+
     def _base_estimator(self):
         names = self._estimator_class._get_param_names()
         return self._estimator_class(**{k: getattr(self, k) for k in names})
@@ -412,8 +447,13 @@ class BaseKernelSearchCV(BaseEstimator):
                 except KernelOverflowError:
                     yield None  # scored NaN, with the engine's warning
 
+        n_average = self._n_average()
+        prior = None
+        if exact_loo and self.param_grid is None and not base._is_regressor:
+            prior = next((i for i, c in enumerate(candidates) if all(
+                k in c and c[k] == v for k, v in _grids.DEFAULT_PRIOR.items())), None)
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
-                               score_gram=score_gram,
+                               score_gram=score_gram, keep=n_average, prior=prior,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
                                error_score=self.error_score,
                                progress=self._progress(n_settings))
@@ -441,14 +481,22 @@ class BaseKernelSearchCV(BaseEstimator):
                     "non-finite entries (an overflow). Use smaller scales (sigma_w, sigma_u, "
                     "sigma_b) or unit-norm series."
                 )
-            est = clone(base).set_params(**self.best_params_)
             t0 = time.perf_counter()
-            xs_b = est._prepare(raw)
-            est._fit_gram(xs_b, outcome.best_gram, y)
-            for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
-                if hasattr(self, attr):
-                    setattr(est, attr, getattr(self, attr))
-            self.best_estimator_ = est
+            members = []
+            for i, K in outcome.top if n_average > 1 else [(self.best_index_,
+                                                              outcome.best_gram)]:
+                est = clone(base).set_params(**candidates[i])
+                est._fit_gram(est._prepare(raw), K, y)
+                for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
+                    if hasattr(self, attr):
+                        setattr(est, attr, getattr(self, attr))
+                members.append(est)
+            if n_average > 1:
+                self.averaged_params_ = [candidates[i] for i, _ in outcome.top]
+                self.best_estimator_ = AveragedClassifier(members).fit()
+            else:
+                self.__dict__.pop("averaged_params_", None)  # of an earlier fit
+                self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
 

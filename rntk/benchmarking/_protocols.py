@@ -9,6 +9,9 @@ import math
 from .._model_selection import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
+    DEFAULT_N_AVERAGE,
+    DEFAULT_PRIOR,
+    LEVEL_POOL,
     MEAN_BAND,
     MEAN_BUDGET,
     MEAN_POOL,
@@ -59,7 +62,8 @@ PROTOCOLS = {
         "alpha": DEFAULT_ALPHA,
         "rntk": None,
         # what the default grid is made of: a changed default invalidates cached results
-        "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET, MEAN_POOL, MEAN_BAND],
+        "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET, MEAN_POOL, MEAN_BAND,
+                         LEVEL_POOL, DEFAULT_N_AVERAGE, DEFAULT_PRIOR],
         **_PAPER_BASELINES,
     },
     "fast": {

@@ -1,0 +1,111 @@
+"""The default classifier against MiniRocket on the whole UCR development panel, one run.
+
+For every dataset of ``--data-home`` listed in ``peer_results.csv`` beside it (the 48-set
+panel), the script times ``fit`` + ``predict`` of ``RNTKClassifierCV()`` and of aeon's
+``MiniRocketClassifier(random_state=0)`` in the same process, after a warm-up call of
+each (numba's compilation excluded), with ``bench_ucr_protocols.py``'s runner. Missing
+values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
+(``numpy.interp``, edge values at the ends; the archive's own adjustment) for both
+methods; trailing ``NaN`` stay as padding of variable-length series.
+
+Writes ``results.csv`` and ``summary.md`` (per set: ours, MiniRocket, the published
+HIVE-COTE 2 and MultiRocket-Hydra accuracies, the difference; W/T/L, means, worst gaps,
+total times) into ``--out``.
+
+Usage::
+
+    python benchmarks/bench_panel.py [--data-home DIR] [--datasets A,B] [--out DIR]
+"""
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_ucr_protocols import _methods, _run, _warm_up  # noqa: E402
+from tune_panel_grid import impute, peer_results  # noqa: E402
+
+from rntk.datasets._ucr import read_tsv  # noqa: E402
+
+
+def _load(name, home):
+    out = []
+    for split in ("TRAIN", "TEST"):
+        X, y = read_tsv(Path(home) / name / f"{name}_{split}.tsv")
+        out += [impute(X), np.asarray(y)]
+    return out
+
+
+def _f(x):
+    return float(x) if x not in ("", None) else np.nan
+
+
+def summary(rows, peers):
+    """Markdown of the per-set table and the totals."""
+    lines = ["| dataset | n_train | rntk (%) | MiniRocket (%) | diff | HC2 published (%) | "
+             "MR-Hydra published (%) | rntk s | MiniRocket s |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    d = []
+    for r in rows:
+        p = peers[r["dataset"]]
+        diff = r["rntk_acc"] - r["minirocket_acc"]
+        d.append(diff)
+        lines.append(f"| {r['dataset']} | {p['n_train']} | {r['rntk_acc']:.2f} | "
+                     f"{r['minirocket_acc']:.2f} | {diff:+.2f} | {_f(p['published_hc2']):.2f} "
+                     f"| {_f(p['published_mr_hydra']):.2f} | {r['rntk_s']:.2f} | "
+                     f"{r['minirocket_s']:.2f} |")
+    d = np.round(np.array(d), 6)
+    ours = np.mean([r["rntk_acc"] for r in rows])
+    mr = np.mean([r["minirocket_acc"] for r in rows])
+    t_ours = sum(r["rntk_s"] for r in rows)
+    t_mr = sum(r["minirocket_s"] for r in rows)
+    worst = sorted(zip(d, [r["dataset"] for r in rows]))[:5]
+    lines += ["", f"{len(rows)} sets: rntk {ours:.2f}%, MiniRocket {mr:.2f}% (gap "
+              f"{ours - mr:+.2f}); W/T/L {int(np.sum(d > 0))}/{int(np.sum(d == 0))}/"
+              f"{int(np.sum(d < 0))}; sets more than 10 points below: "
+              f"{int(np.sum(d < -10))}; worst: "
+              + ", ".join(f"{n} {x:+.1f}" for x, n in worst)
+              + f"; time {t_ours:.1f} s against {t_mr:.1f} s ({t_ours / t_mr:.2f}x)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-home", default=str(HERE.parent.parent / "shared" / "data" / "ucr"))
+    p.add_argument("--datasets", default=None, help="comma list (default: the panel)")
+    p.add_argument("--out", default="results/bench_panel")
+    args = p.parse_args(argv)
+    peers = {r["dataset"]: r for r in peer_results(args.data_home)}
+    names = args.datasets.split(",") if args.datasets else sorted(peers)
+    methods = {k: v for k, v in _methods(None).items() if k in ("rntk", "minirocket")}
+    _warm_up(methods)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in names:
+        data = _load(name, args.data_home)
+        row = {"dataset": name}
+        for m, make in methods.items():
+            acc, sec, params = _run(m, make, *data)
+            row[f"{m}_acc"], row[f"{m}_s"] = 100 * acc, sec
+            if m == "rntk":
+                row["rntk_params"] = repr(params)
+        rows.append(row)
+        print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
+              f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)", flush=True)
+    with open(out / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    md = summary(rows, peers)
+    (out / "summary.md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

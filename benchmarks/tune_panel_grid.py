@@ -1,0 +1,392 @@
+"""Choose the default classifier grid and criterion by nested CV on the whole UCR panel.
+
+For every dataset of ``--data-home`` (the 48-set development panel) the script computes
+once, and caches under ``--cache``, the training Gram and the test-vs-train Gram of every
+candidate kernel setting below. Then it scores *variants* (a set of settings, a selection
+criterion, an ensemble rule) by
+
+* **nested CV** (what the choice is made on): the training set is split into 5 outer
+  folds (stratified, shuffled with seed 0; plain K-fold when a class has fewer than 5
+  series); on 4 folds the setting and the ridge are selected by exact leave-one-out
+  through the package's own engine (:func:`rntk._model_selection.search_grams` with
+  :class:`rntk._model_selection.RidgeLOOScorer`, as ``RNTKClassifierCV()`` does), refit,
+  and the fifth fold is predicted;
+* **few-shot nested CV** (the regime of one or two training series per class, where the
+  outer folds of a dataset like ``Fungi`` hold classes absent from the rest): 2 series
+  per class are drawn from the training set (3 draws, seeds 0-2), selected on, and the
+  other training series predicted;
+* **test accuracy** (reported, never used for a choice): the same selection on the whole
+  training set, scored on the test set.
+
+Missing values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
+(``numpy.interp``, edge values at the ends), the archive's own adjustment.
+
+Usage::
+
+    python benchmarks/tune_panel_grid.py [--quick] [--grams-only] [--data-home DIR]
+        [--cache DIR] [--out DIR]
+"""
+
+import argparse
+import csv
+import pickle
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold
+
+from rntk import rntk_kernel
+from rntk._estimators._ridge import relative_ridge
+from rntk._model_selection import DEFAULT_ALPHA, RidgeLOOScorer, mean_readouts, search_grams
+from rntk._model_selection._loo import (
+    decision_to_labels,
+    eigh_gram,
+    one_vs_all_targets,
+    ridge_dual_fit,
+)
+from rntk._utils import as_sequences, normalize_series, pool_series
+from rntk.datasets._ucr import read_tsv
+
+#: Sets of the quick run: small, and covering the kinds of loss of issue 24.
+QUICK = ["ArrowHead", "Beef", "Chinatown", "DodgerLoopWeekend", "FaceFour", "Fungi",
+         "ItalyPowerDemand", "Meat", "OliveOil", "Lightning7", "ShakeGestureWiimoteZ",
+         "UMD", "ECG200", "Ham", "GunPointAgeSpan", "Plane"]
+
+MEAN = dict(readout="mean", sigma_u=0.5, sigma_b=0.1, sigma_w=1.2)
+LAST = dict(direction="bidirectional", n_layers=2, sigma_b=2.0)
+#: name -> (normalize, pool, kernel parameters); mean settings without a band get the
+#: readout stride of ``mean_readouts`` (the default's cost cap).
+SETTINGS = {
+    "last_d0": ("norm", 1, dict(LAST, diff=False)),
+    "last_d1": ("norm", 1, dict(LAST, diff=True)),
+    "band8": ("rms", 1, dict(MEAN, readout_band=8)),
+    "pool4": ("rms", 4, MEAN),
+    "raw_band8": (False, 1, dict(MEAN, readout_band=8)),
+    "raw_pool4": (False, 4, MEAN),
+    "pool8": ("rms", 8, MEAN),
+}
+
+
+def impute(X):
+    """Fill NaN inside each row by linear interpolation; trailing NaN stay (padding)."""
+    X = np.array(X, dtype=float)
+    for row in X.reshape(-1, X.shape[-1]) if X.ndim == 2 else X:
+        ok = np.isfinite(row)
+        if ok.all() or not ok.any():
+            continue
+        end = np.flatnonzero(ok)[-1] + 1
+        t = np.arange(end)
+        row[:end] = np.interp(t, t[ok[:end]], row[:end][ok[:end]])
+    return X
+
+
+def load(name, data_home):
+    """Training and test series (imputed) and labels of one dataset."""
+    out = []
+    for split in ("TRAIN", "TEST"):
+        X, y = read_tsv(Path(data_home) / name / f"{name}_{split}.tsv")
+        out += [as_sequences(impute(X), "X"), np.asarray(y)]
+    return out
+
+
+def peer_results(data_home):
+    """Rows of ``peer_results.csv`` beside the panel (names, sizes, MiniRocket's scores)."""
+    with open(Path(data_home).parent / "peer_results.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def _stride(key, lengths):
+    how, pool, kw = SETTINGS[key]
+    if kw.get("readout") != "mean" or kw.get("readout_band") is not None:
+        return 1
+    return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
+
+
+def grams(name, key, data, cache):
+    """Training Gram, test-vs-train Gram and seconds of one setting (cached)."""
+    path = cache / f"{name}__{key}.npz"
+    if not path.exists():
+        xtr, xte = data
+        how, pool, kw = SETTINGS[key]
+        if kw.get("readout") == "mean":
+            kw = dict(kw, readout_stride=_stride(key, [len(x) for x in xtr]))
+        xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
+        t0 = time.perf_counter()
+        Ktr = rntk_kernel(xtr, **kw)
+        t1 = time.perf_counter()
+        Kte = rntk_kernel(xte, xtr, **kw)
+        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
+                 test_seconds=time.perf_counter() - t1)
+    z = np.load(path)
+    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+
+
+def outer_folds(y, seed=0):
+    _, counts = np.unique(y, return_counts=True)
+    cv = (StratifiedKFold(5, shuffle=True, random_state=seed) if counts.min() >= 5
+          else KFold(5, shuffle=True, random_state=seed))
+    return list(cv.split(np.zeros((len(y), 1)), y))
+
+
+def few_shot_splits(y, k, seeds=(0, 1, 2)):
+    """``k`` training series per class drawn from ``y``; the rest is the held-out part."""
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        tr = np.concatenate([rng.permutation(np.flatnonzero(y == c))[:k]
+                             for c in np.unique(y)])
+        te = np.setdiff1d(np.arange(len(y)), tr)
+        if len(np.unique(y[tr])) > 1 and len(te):
+            out.append((np.sort(tr), te))
+    return out
+
+
+def split_table(Ks, Kts, y, yte):
+    """LOO scores of every (setting, alpha) and the held-out decisions of each.
+
+    The scores come from the package's engine (``search_grams`` with
+    ``RidgeLOOScorer``), as ``RNTKClassifierCV`` computes them.
+    """
+    n_a = len(DEFAULT_ALPHA)
+    cands = [{"alpha": a} for _ in Ks for a in DEFAULT_ALPHA]
+    groups = [list(range(s * n_a, (s + 1) * n_a)) for s in range(len(Ks))]
+    loo = [(np.arange(len(y)), np.arange(len(y)))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = search_grams(iter(Ks), groups, cands, y, loo,
+                           score_gram=RidgeLOOScorer(True))
+    classes, Y = one_vs_all_targets(y)
+    dec = []
+    for K, Kt in zip(Ks, Kts):
+        eig = eigh_gram(K, fit_intercept=True)
+        for a in DEFAULT_ALPHA:
+            c, b = ridge_dual_fit(eig, Y, float(relative_ridge(K, a)), K=K,
+                                  fit_intercept=True)
+            dec.append(Kt @ c + b)
+    return dict(score=out.scores[:, 0].reshape(len(Ks), n_a),
+                tb=out.tiebreak.reshape(len(Ks), n_a), score_n=y, dec=np.array(dec).reshape(
+                    (len(Ks), n_a) + dec[0].shape), classes=classes, yte=yte,
+                best=out.best_index)
+
+
+def rank_keys(t, order, criterion):
+    """Sort keys of the candidates ``order`` (higher is better) under a criterion.
+
+    ``accuracy``: LOO accuracy, then minus the LOO squared error (the engine's rule);
+    ``mse``: minus the LOO squared error; ``accuracy_se``: the accuracies within one
+    binomial standard error of the best count as equal, then the squared error.
+    """
+    acc = np.array([t["score"][sa] for sa in order])
+    tb = np.array([t["tb"][sa] for sa in order])
+    if criterion == "accuracy":
+        return list(zip(acc, tb))
+    if criterion == "mse":
+        return list(zip(tb))
+    if criterion == "accuracy_prior":  # LOO cannot tell: the prior setting first
+        if acc.max() > acc.min():
+            return list(zip(acc, tb))
+        return list(zip([sa == t["prior"] for sa in order], tb))
+    best = acc.max()
+    se = np.sqrt(best * (1 - best) / len(t["score_n"])) if best < 1 else 0.0
+    return list(zip(acc >= best - se - 1e-12, tb))
+
+
+def predict(t, subset, rule, criterion, keys):
+    for name, alpha in PRIORS:
+        if keys.index(name) in subset:
+            t = dict(t, prior=(keys.index(name), DEFAULT_ALPHA.index(alpha)))
+            break
+    else:
+        t = dict(t, prior=None)
+    """Held-out accuracy of one variant: settings ``subset``, selection ``rule``."""
+    n_a = t["score"].shape[1]
+    order = [(s, a) for s in subset for a in range(n_a)]  # grid order
+    keys = dict(zip(order, rank_keys(t, order, criterion)))
+    keyed = sorted(order, key=lambda sa: keys[sa], reverse=True)  # stable: grid order
+    if rule.startswith("top"):  # average the decisions of the best candidate of the
+        k = int(rule[3:])       # k best settings
+        picked, seen = [], set()
+        for s, a in keyed:
+            if s not in seen:
+                seen.add(s)
+                picked.append((s, a))
+        picked = picked[:k]
+    else:
+        picked = keyed[:1]
+    D = np.mean([t["dec"][s, a] for s, a in picked], axis=0)
+    return (float(np.mean(decision_to_labels(t["classes"], D) == t["yte"])),
+            [s for s, _ in picked])
+
+
+VARIANTS = {
+    "default 4 (today)": ("last_d0 last_d1 band8 pool4", "best"),
+    "default 4 + raw 2": ("last_d0 last_d1 band8 pool4 raw_band8 raw_pool4", "best"),
+    "default 4 + pool8": ("last_d0 last_d1 band8 pool4 pool8", "best"),
+    "default 4 + raw 2 + pool8": ("last_d0 last_d1 band8 pool4 raw_band8 raw_pool4 pool8",
+                                  "best"),
+    "default 4, top-2 average": ("last_d0 last_d1 band8 pool4", "top2"),
+    "default 4, top-3 average": ("last_d0 last_d1 band8 pool4", "top3"),
+    "default 4 + raw 2, top-3 average": ("last_d0 last_d1 band8 pool4 raw_band8 raw_pool4",
+                                         "top3"),
+    "default 4 + raw 2 + pool8, top-3 average": (
+        "last_d0 last_d1 band8 pool4 raw_band8 raw_pool4 pool8", "top3"),
+    "default 4 + raw 2, top-2 average": ("last_d0 last_d1 band8 pool4 raw_band8 raw_pool4",
+                                         "top2"),
+    "default 4 + raw_pool4": ("last_d0 last_d1 band8 pool4 raw_pool4", "best"),
+    "default 4 + raw_pool4, top-2 average": ("last_d0 last_d1 band8 pool4 raw_pool4",
+                                             "top2"),
+    "default 4 + raw_pool4, top-3 average": ("last_d0 last_d1 band8 pool4 raw_pool4",
+                                             "top3"),
+    "last 2 + band8 + raw_pool4, top-2 average": ("last_d0 last_d1 band8 raw_pool4",
+                                                  "top2"),
+    "last 2 + band8 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 last_d1 band8 raw_pool4 pool8", "top2"),
+    "last 2 + band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 last_d1 band8 raw_pool4 pool8", "top3"),
+    "last 2 + band8 + raw_pool4 + pool8": ("last_d0 last_d1 band8 raw_pool4 pool8", "best"),
+    "default 4 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 last_d1 band8 pool4 raw_pool4 pool8", "top2"),
+    "last_d0 + band8 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 band8 raw_pool4 pool8", "top2"),
+    "last 2 + raw_pool4 + pool8, top-2 average": ("last_d0 last_d1 raw_pool4 pool8", "top2"),
+    "last 2 + band8 + raw_band8 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 last_d1 band8 raw_band8 raw_pool4 pool8", "top2"),
+    "last 2 + band8 + raw_band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 last_d1 band8 raw_band8 raw_pool4 pool8", "top3"),
+    "last_d0 + band8 + raw_band8 + raw_pool4 + pool8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8", "top2"),
+    "last_d0 + band8 + raw_band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8", "top3"),
+    "last_d0 + band8 + raw_pool4 + pool8, top-3 average": (
+        "last_d0 band8 raw_pool4 pool8", "top3"),
+}
+CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
+#: The prior of ``accuracy_prior`` (setting, ridge): the candidate taken when every
+#: candidate has the same LOO accuracy (one series per class): the fixed candidate with
+#: the best few-shot accuracy (1 per class) among the settings of the grid.
+PRIORS = [("pool4", 1e-3), ("raw_pool4", 1e-2), ("pool8", 1e-3)]
+
+
+def evaluate(names, keys, args, cache):
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, fixed = [], []
+    for name in names:
+        t0 = time.perf_counter()
+        xtr, y, xte, yte = load(name, args.data_home)
+        G = [grams(name, k, (xtr, xte), cache) for k in keys]
+        train_s = np.array([g[2] for g in G])
+        test_s = np.array([g[3] for g in G])
+        path = cache / f"tables__{name}__{'_'.join(keys)}.pkl"
+        if path.exists():
+            tables = pickle.loads(path.read_bytes())
+        else:
+            splits = {"nested": outer_folds(y), "shot1": few_shot_splits(y, 1),
+                      "shot2": few_shot_splits(y, 2)}
+            tables = {"test": [split_table([g[0] for g in G], [g[1] for g in G], y, yte)]}
+            for how, folds in splits.items():
+                tables[how] = [split_table([g[0][np.ix_(tr, tr)] for g in G],
+                                           [g[0][np.ix_(te, tr)] for g in G], y[tr], y[te])
+                               for tr, te in folds]
+            path.write_bytes(pickle.dumps(tables))
+        for how, ts in tables.items():  # every fixed candidate, for the prior
+            w = [len(t["yte"]) for t in ts]
+            for s, k in enumerate(keys):
+                for a, alpha in enumerate(DEFAULT_ALPHA):
+                    fixed.append({"dataset": name, "how": how, "setting": k, "alpha": alpha,
+                                  "acc": float(np.average([np.mean(decision_to_labels(
+                                      t["classes"], t["dec"][s, a]) == t["yte"])
+                                      for t in ts], weights=w)) if ts else np.nan})
+        for crit in CRITERIA:
+            for var, (settings, rule) in VARIANTS.items():
+                sub = [keys.index(k) for k in settings.split()]
+                row = {"dataset": name, "variant": var, "criterion": crit}
+                for how, ts in tables.items():
+                    w = [len(t["yte"]) for t in ts]
+                    res = [predict(t, sub, rule, crit, keys) for t in ts]
+                    row[how] = (float(np.average([r[0] for r in res], weights=w))
+                                if ts else np.nan)
+                    if how == "test":  # fit + predict: every training Gram, the test
+                        row["seconds"] = train_s[sub].sum() + test_s[res[0][1]].sum()
+                rows.append(row)
+        print(f"{name:<32} {time.perf_counter() - t0:6.1f} s", flush=True)
+    with open(out / "nested.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    with open(out / "fixed.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(fixed[0]))
+        w.writeheader()
+        w.writerows(fixed)
+    report(rows, out)
+    lines = ["| fixed setting | alpha | nested CV (%) | 1 per class (%) | 2 per class (%) |",
+             "|---|---:|---:|---:|---:|"]
+    res = []
+    for k in keys:
+        for alpha in DEFAULT_ALPHA:
+            m = {h: 100 * np.nanmean([x["acc"] for x in fixed if x["setting"] == k
+                                      and x["alpha"] == alpha and x["how"] == h])
+                 for h in ("nested", "shot1", "shot2")}
+            res.append((m["shot1"], k, alpha, m))
+    for _, k, alpha, m in sorted(res, key=lambda r: -r[0])[:12]:
+        lines.append(f"| {k} | {alpha:g} | {m['nested']:.2f} | {m['shot1']:.2f} | "
+                     f"{m['shot2']:.2f} |")
+    md = "\n".join(lines) + "\n"
+    (out / "fixed.md").write_text(md)
+    print(md)
+
+
+def report(rows, out):
+    lines = ["| variant | criterion | nested CV (%) | 1 per class (%) | 2 per class (%) | "
+             "test, reported only (%) | Gram s |", "|---|---|---:|---:|---:|---:|---:|"]
+    for var in VARIANTS:
+        for crit in CRITERIA:
+            r = [x for x in rows if x["variant"] == var and x["criterion"] == crit]
+            m = {h: 100 * np.nanmean([x[h] for x in r])
+                 for h in ("nested", "shot1", "shot2", "test")}
+            lines.append(f"| {var} | {crit} | {m['nested']:.2f} | {m['shot1']:.2f} | "
+                         f"{m['shot2']:.2f} | {m['test']:.2f} | "
+                         f"{sum(x['seconds'] for x in r):.0f} |")
+    md = f"{len({x['dataset'] for x in rows})} datasets\n\n" + "\n".join(lines) + "\n"
+    (out / "nested.md").write_text(md)
+    print(md)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[2] / "shared"
+                                              / "data" / "ucr"))
+    p.add_argument("--cache", default="results/tune_panel_grid/grams")
+    p.add_argument("--out", default="results/tune_panel_grid")
+    p.add_argument("--quick", action="store_true", help="only the small sets of QUICK")
+    p.add_argument("--grams-only", action="store_true", help="only fill the Gram cache")
+    p.add_argument("--settings", default=",".join(SETTINGS))
+    p.add_argument("--cached-only", action="store_true",
+                   help="evaluate only the sets whose Grams are all cached")
+    args = p.parse_args(argv)
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    rows = peer_results(args.data_home)
+    rows.sort(key=lambda r: int(r["n_train"]) * (int(r["n_train"]) + int(r["n_test"]))
+              * int(r["max_length"]))
+    names = [r["dataset"] for r in rows if not args.quick or r["dataset"] in QUICK]
+    keys = args.settings.split(",")
+    if args.cached_only:
+        names = [n for n in names if all((cache / f"{n}__{k}.npz").exists() for k in keys)]
+    if args.grams_only:
+        for name in names:
+            t0 = time.perf_counter()
+            xtr, _, xte, _ = load(name, args.data_home)
+            for k in keys:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    grams(name, k, (xtr, xte), cache)
+            print(f"{name:<32} {time.perf_counter() - t0:7.1f} s", flush=True)
+        return
+    evaluate(names, keys, args, cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The average of the decision functions of fitted classifiers (the best of a search)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._loo import decision_to_labels
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+
+    from .._utils._typing import Sequences
+
+__all__ = ["AveragedClassifier"]
+
+
+class AveragedClassifier(ClassifierMixin, BaseEstimator):
+    """Classifier whose decision function is the mean of fitted classifiers' ones.
+
+    What :class:`rntk.RNTKClassifierCV` refits with ``n_average > 1``: the best
+    candidate of each of the best kernel settings, each refitted on all training
+    series; a series gets the class of the largest mean decision value (its sign
+    with two classes). With the kernel ridge classifier each member's decision
+    function is the least-squares fit of the ``{-1, +1}`` one-vs-all targets, so the
+    members' values share one scale.
+
+    Parameters
+    ----------
+    estimators : list of fitted classifiers
+        Members with ``decision_function`` and the same ``classes_``.
+
+    Attributes
+    ----------
+    estimators_ : list of fitted classifiers
+        The members.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    """
+
+    def __init__(self, estimators):
+        self.estimators = estimators
+
+    def fit(self, X=None, y=None):
+        """Check the fitted members (nothing is trained).
+
+        Parameters
+        ----------
+        X, y : ignored
+            Present for the scikit-learn API.
+
+        Returns
+        -------
+        self : AveragedClassifier
+            The ensemble.
+        """
+        if not self.estimators:
+            raise ValueError("estimators must be a non-empty list of fitted classifiers")
+        classes = [np.asarray(e.classes_) for e in self.estimators]
+        if any(c.shape != classes[0].shape or np.any(c != classes[0]) for c in classes):
+            raise ValueError("the estimators must have the same classes_")
+        self.estimators_ = list(self.estimators)
+        self.classes_ = classes[0]
+        return self
+
+    def decision_function(self, X: Sequences) -> np.ndarray:
+        """Mean of the members' decision functions.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Positive for ``classes_[1]`` in the binary case.
+        """
+        check_is_fitted(self)
+        return np.mean([e.decision_function(X) for e in self.estimators_], axis=0)
+
+    def predict(self, X: Sequences) -> np.ndarray:
+        """Class of the largest mean decision value.
+
+        Parameters
+        ----------
+        X : array-like or list of arrays
+            Series.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Labels.
+        """
+        D = self.decision_function(X)
+        return decision_to_labels(self.classes_, D[:, None] if D.ndim == 1 else D)
