@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
+from ._features import feature_path
 from ._scorers import RidgeLOOScorer
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -376,6 +377,8 @@ class BaseKernelSearchCV(BaseEstimator):
         candidates = self._candidates(base, raw)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
+        # many series: Nystroem features instead of Grams (None: the exact Grams)
+        features = feature_path(self, base, len(raw)) if exact_loo else None
         if exact_loo:
             if self.scoring is not None:
                 raise ValueError(
@@ -385,6 +388,8 @@ class BaseKernelSearchCV(BaseEstimator):
             n = len(raw)
             splits = [(np.arange(n), np.arange(n))]  # one column of scores: the LOO score
             score_gram = RidgeLOOScorer(classification=not base._is_regressor)
+            if features is not None:
+                score_gram = features.scorer
         else:
             cv = self.cv if self.cv is not None else self._default_folds(y, base)
             cv = check_cv(cv, y, classifier=base._is_regressor is False)
@@ -402,6 +407,9 @@ class BaseKernelSearchCV(BaseEstimator):
                   f"kernel settings)" + ("" if exact_loo else
                                          f", totalling {n_cand * n_splits} fits"), flush=True)
         def grams():
+            if features is not None:
+                yield from features.grams(base, candidates, kernel_groups, raw)
+                return
             if getattr(base, "device", "cpu") == "cuda":
                 yield from _batched_cuda_grams(base, candidates, kernel_groups, raw)
                 return
@@ -444,7 +452,10 @@ class BaseKernelSearchCV(BaseEstimator):
             est = clone(base).set_params(**self.best_params_)
             t0 = time.perf_counter()
             xs_b = est._prepare(raw)
-            est._fit_gram(xs_b, outcome.best_gram, y)
+            if features is not None:
+                features.refit(est, outcome.best_gram, y, outcome.best_index)
+            else:
+                est._fit_gram(xs_b, outcome.best_gram, y)
             for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
                 if hasattr(self, attr):
                     setattr(est, attr, getattr(self, attr))
