@@ -147,15 +147,18 @@ def test_bad_large_n_options(rng, kw):
         RNTKClassifierCV(param_grid=GRID, **kw).fit(X, y)
 
 
+@pytest.mark.slow
 def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
-    """The default grid on 3000 short series and 15 landmarks: no Gram, memory ~ n m."""
-    n, m = 3000, 15
+    """The default grid on 2000 short series and 10 landmarks: no Gram, memory ~ n m."""
+    n, m = 2001, 10
     X, y = _waves(rng, n // 3, T=8)
 
     def no_gram(*args, **kwargs):  # pragma: no cover - fails the test if reached
         raise AssertionError("the large-n path decomposed a Gram")
 
     monkeypatch.setattr("rntk._model_selection._scorers.eigh_gram", no_gram)
+    # compile the kernels first: the compiler's allocations are traced too
+    RNTKClassifierCV(large_n=0, n_components=m).fit(X[::50], y[::50])
     tracemalloc.start()
     try:
         clf = RNTKClassifierCV(large_n=1000, n_components=m).fit(X, y)
@@ -163,5 +166,5 @@ def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
     finally:
         tracemalloc.stop()
     assert len(clf.best_estimator_.X_fit_) == m
-    assert peak < n * n * 8 / 8  # an n x n float64 matrix is 72 MB; this is < 9 MB
+    assert peak < n * n * 8 / 8  # an n x n float64 matrix is 32 MB; this is 4 MB
     assert clf.score(X, y) > 0.5
