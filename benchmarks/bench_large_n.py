@@ -80,18 +80,18 @@ def _row(writer, **kw):
     print(", ".join(f"{k}={v}" for k, v in row.items() if k != "date"), flush=True)
 
 
-def vs_minirocket(writer, n, T=100, only=None):
+def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS):
     X, y = waves(n + 2000, T)
     X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
     rss0 = _rss_mb()
     print(f"RSS before the fits: {rss0:.0f} MB", flush=True)
     cpu = []
     if only != "minirocket":
-        clf = RNTKClassifierCV()
+        clf = RNTKClassifierCV(n_components=n_components)
         fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test, cpu)
         path = "features" if len(clf.best_estimator_.X_fit_) < n else "exact"
         _row(writer, part="minirocket", dataset="waves", n_train=n, length=T,
-             method=f"RNTKClassifierCV() [{path}]", fit_s=round(fit_s, 2),
+             method=f"RNTKClassifierCV(n_components={n_components}) [{path}]", fit_s=round(fit_s, 2),
              fit_cpu_s=round(cpu[-1], 1), predict_s=round(pred_s, 2),
              accuracy=round(acc, 4), peak_rss_mb=round(_rss_mb()),
              n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
@@ -147,7 +147,7 @@ def main(argv=None):
     parser.add_argument("--data", default=None, help="UCR folder (with --datasets)")
     parser.add_argument("--datasets", default="", help="comma-separated UCR sets")
     parser.add_argument("--components", type=int, nargs="+", default=[LARGE_N_COMPONENTS],
-                        help="landmarks of the feature path on the UCR sets")
+                        help="landmarks of the feature path (the first: against MiniRocket)")
     parser.add_argument("--only", choices=["rntk", "minirocket"], default=None,
                         help="fit only one of the two (default: both, the RNTK first)")
     parser.add_argument("--out", default=str(HERE / "bench_large_n.csv"))
@@ -165,7 +165,8 @@ def main(argv=None):
         if args.datasets:
             ucr(writer, args.data, [d for d in args.datasets.split(",") if d], args.components)
         if not args.scale and not args.datasets:
-            vs_minirocket(writer, 2000 if args.quick else 10000, only=args.only)
+            vs_minirocket(writer, 2000 if args.quick else 10000, only=args.only,
+                          n_components=args.components[0])
 
 
 if __name__ == "__main__":
