@@ -91,8 +91,8 @@ def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS):
         fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test, cpu)
         path = "features" if len(clf.best_estimator_.X_fit_) < n else "exact"
         _row(writer, part="minirocket", dataset="waves", n_train=n, length=T,
-             method=f"RNTKClassifierCV(n_components={n_components}) [{path}]", fit_s=round(fit_s, 2),
-             fit_cpu_s=round(cpu[-1], 1), predict_s=round(pred_s, 2),
+             method=f"RNTKClassifierCV(n_components={n_components}) [{path}]",
+             fit_s=round(fit_s, 2), fit_cpu_s=round(cpu[-1], 1), predict_s=round(pred_s, 2),
              accuracy=round(acc, 4), peak_rss_mb=round(_rss_mb()),
              n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
     if only == "rntk":
