@@ -18,6 +18,7 @@ from .._model_selection import (
     _grids,
     kernel_ridge_score,
 )
+from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._utils import DOC, fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
 from ._rntk import RNTKClassifier, RNTKRegressor
@@ -152,6 +153,17 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         ranked as ``best_params_``; an :class:`rntk.AveragedClassifier`, parameters in
         ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (2) with the default
         grid, 1 (the best candidate alone) with a given ``param_grid``.
+    large_n : "auto", int or None, default="auto"
+        Above this many training series the exact leave-one-out search (``protocol=
+        "loo"``, ``cv=None``) runs on ``n_components`` Nystroem features per kernel
+        setting (:class:`RNTKNystroem`, landmarks drawn uniformly with seed 0) instead
+        of the ``n x n`` Gram: the same grid, model (kernel ridge with an unpenalised
+        intercept, on the Nystroem Gram) and selection, the exact leave-one-out from a
+        thin SVD of the features, in time and memory linear in the number of series.
+        The refitted ``best_estimator_`` then has the landmarks as its training series.
+        ``"auto"``: 3000 (see ``benchmarks/bench_large_n.py``); ``None``: never.
+    n_components : int, default=500
+        Landmarks (features) of the ``large_n`` path.
     {tail}
 
     See Also
@@ -183,6 +195,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        **LARGE_N_CONSTRAINTS,
     }
 
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
@@ -193,7 +206,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  readout_band=_D["readout_band"],
                  C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, n_average=None,
                  missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
-                 error_score=np.nan):
+                 error_score=np.nan, large_n="auto", n_components=500):
         store_init_params(self, locals())
 
     def _n_average(self):

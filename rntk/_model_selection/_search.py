@@ -34,6 +34,7 @@ from threadpoolctl import threadpool_limits
 from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
 from . import _grids
 from ._ensemble import AveragedClassifier
+from ._features import feature_path
 from ._scorers import RidgeLOOScorer
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -411,6 +412,8 @@ class BaseKernelSearchCV(BaseEstimator):
         candidates = self._candidates(base, raw)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
+        # many series: Nystroem features instead of Grams (None: the exact Grams)
+        features = feature_path(self, base, len(raw)) if exact_loo else None
         if exact_loo:
             if self.scoring is not None:
                 raise ValueError(
@@ -420,6 +423,8 @@ class BaseKernelSearchCV(BaseEstimator):
             n = len(raw)
             splits = [(np.arange(n), np.arange(n))]  # one column of scores: the LOO score
             score_gram = RidgeLOOScorer(classification=not base._is_regressor)
+            if features is not None:
+                score_gram = features.scorer
         else:
             cv = self.cv if self.cv is not None else self._default_folds(y, base)
             cv = check_cv(cv, y, classifier=base._is_regressor is False)
@@ -437,6 +442,9 @@ class BaseKernelSearchCV(BaseEstimator):
                   f"kernel settings)" + ("" if exact_loo else
                                          f", totalling {n_cand * n_splits} fits"), flush=True)
         def grams():
+            if features is not None:
+                yield from features.grams(base, candidates, kernel_groups, raw)
+                return
             if getattr(base, "device", "cpu") == "cuda":
                 yield from _batched_cuda_grams(base, candidates, kernel_groups, raw)
                 return
@@ -486,11 +494,16 @@ class BaseKernelSearchCV(BaseEstimator):
             for i, K in outcome.top if n_average > 1 else [(self.best_index_,
                                                               outcome.best_gram)]:
                 est = clone(base).set_params(**candidates[i])
-                est._fit_gram(est._prepare(raw), K, y)
+                if features is not None:
+                    features.refit(est, K, y, i)
+                else:
+                    est._fit_gram(est._prepare(raw), K, y)
                 for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
                     if hasattr(self, attr):
                         setattr(est, attr, getattr(self, attr))
                 members.append(est)
+            if features is not None:
+                features.transformers = []  # release the landmarks of the other settings
             if n_average > 1:
                 self.averaged_params_ = [candidates[i] for i, _ in outcome.top]
                 self.best_estimator_ = AveragedClassifier(members).fit()

@@ -1,0 +1,173 @@
+"""The large-n path of the default classifier: time, memory and accuracy against the exact one.
+
+Above ``large_n`` training series (``"auto"``: ``rntk._model_selection._features.LARGE_N``)
+the default ``RNTKClassifierCV()`` runs its leave-one-out search on ``n_components``
+Nystroem features per kernel setting instead of the ``n x n`` Gram. Three measurements:
+
+* default (no option): ``n = 10,000`` synthetic training series of length 100 (``--quick``:
+  2,000), four classes of noisy sines of random phase (frequencies 1-4); the fit time of the
+  default ``RNTKClassifierCV()`` and of aeon's ``MiniRocketClassifier(random_state=0)`` in
+  the same process (the RNTK first, so that the peak RSS read after its fit, ``ru_maxrss``,
+  is its own), wall and process CPU seconds (the CPU time is steadier on a loaded machine),
+  their ratios, and both test accuracies on 2,000 test series (``--only`` fits one of the
+  two);
+* ``--scale N [N ...]``: for each ``N`` the fit time of the default grid on the exact Gram
+  (``large_n=None``) and on the features (``large_n=0``), on the same synthetic data;
+* ``--data DIR --datasets A,B [--components M ...]``: on UCR sets, the test accuracy of the
+  exact path and of the feature path with ``M`` landmarks (``M`` below the training size;
+  both with the default grid and the same selection), with their fit times.
+
+Rows are appended to ``bench_large_n.csv`` beside this file (``--out`` to change).
+
+Usage::
+
+    python benchmarks/bench_large_n.py [--quick] [--scale 500 1000 2000 4000]
+        [--data ../shared/data/ucr --datasets MelbournePedestrian,ItalyPowerDemand]
+"""
+
+import argparse
+import csv
+import resource
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from rntk import RNTKClassifierCV
+from rntk._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
+
+HERE = Path(__file__).resolve().parent
+KEYS = ["date", "part", "dataset", "n_train", "length", "method", "fit_s", "fit_cpu_s",
+        "predict_s",
+        "accuracy", "peak_rss_mb", "n_components", "best_params"]
+
+
+def waves(n, T=100, n_classes=4, noise=0.5, seed=0):
+    """Noisy sines of random phase, frequency ``class + 1``, shape ``(n, T)``."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    t = np.linspace(0, 1, T)
+    phase = rng.uniform(0, 2 * np.pi, size=(n, 1))
+    X = np.sin(2 * np.pi * (y[:, None] + 1) * t + phase) + noise * rng.normal(size=(n, T))
+    return X, y
+
+
+def _rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _cpu_s():
+    """CPU seconds of this process (all threads, user and system)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _fit_score(clf, X, y, X_test, y_test, cpu=None):
+    t0, c0 = time.perf_counter(), _cpu_s()
+    clf.fit(X, y)
+    fit_s = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(_cpu_s() - c0)
+    t0 = time.perf_counter()
+    acc = float(np.mean(clf.predict(X_test) == y_test))
+    return fit_s, time.perf_counter() - t0, acc
+
+
+def _row(writer, **kw):
+    row = {"date": time.strftime("%Y-%m-%d %H:%M"), **kw}
+    writer.writerow({k: row.get(k, "") for k in KEYS})
+    print(", ".join(f"{k}={v}" for k, v in row.items() if k != "date"), flush=True)
+
+
+def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS):
+    X, y = waves(n + 2000, T)
+    X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
+    rss0 = _rss_mb()
+    print(f"RSS before the fits: {rss0:.0f} MB", flush=True)
+    cpu = []
+    if only != "minirocket":
+        clf = RNTKClassifierCV(n_components=n_components)
+        fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test, cpu)
+        path = "features" if len(clf.best_estimator_.X_fit_) < n else "exact"
+        _row(writer, part="minirocket", dataset="waves", n_train=n, length=T,
+             method=f"RNTKClassifierCV(n_components={n_components}) [{path}]",
+             fit_s=round(fit_s, 2), fit_cpu_s=round(cpu[-1], 1), predict_s=round(pred_s, 2),
+             accuracy=round(acc, 4), peak_rss_mb=round(_rss_mb()),
+             n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+    if only == "rntk":
+        return
+    from aeon.classification.convolution_based import MiniRocketClassifier
+
+    mr = MiniRocketClassifier(random_state=0)
+    mr_fit, mr_pred, mr_acc = _fit_score(mr, X[:, None, :], y, X_test[:, None, :], y_test,
+                                         cpu)
+    _row(writer, part="minirocket", dataset="waves", n_train=n, length=T,
+         method="MiniRocketClassifier(random_state=0)", fit_s=round(mr_fit, 2),
+         fit_cpu_s=round(cpu[-1], 1), predict_s=round(mr_pred, 2),
+         accuracy=round(mr_acc, 4), peak_rss_mb=round(_rss_mb()))
+    if only is None:
+        print(f"RNTK / MiniRocket: fit time {fit_s / mr_fit:.2f}, "
+              f"fit CPU time {cpu[0] / cpu[1]:.2f}", flush=True)
+
+
+def scale(writer, sizes, T=100):
+    for n in sizes:
+        X, y = waves(n + 1000, T, seed=n)
+        X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
+        for method, large_n in (("exact", None), ("features", 0)):
+            clf = RNTKClassifierCV(large_n=large_n)
+            fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test)
+            _row(writer, part="scale", dataset="waves", n_train=n, length=T, method=method,
+                 fit_s=round(fit_s, 2), predict_s=round(pred_s, 2), accuracy=round(acc, 4),
+                 n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+
+
+def ucr(writer, data, names, components):
+    from rntk.datasets import load_ucr
+
+    for name in names:
+        X, y, X_test, y_test = load_ucr(name, data_home=data, download=False)
+        runs = [("exact", None, LARGE_N_COMPONENTS)]
+        runs += [(f"features m={m}", 0, m) for m in components if m < len(X)]
+        for method, large_n, m in runs:
+            clf = RNTKClassifierCV(large_n=large_n, n_components=m)
+            fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test)
+            _row(writer, part="ucr", dataset=name, n_train=len(X),
+                 length=max(len(x) for x in X), method=method, fit_s=round(fit_s, 2),
+                 predict_s=round(pred_s, 2), accuracy=round(acc, 4),
+                 n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 series, not 10,000")
+    parser.add_argument("--scale", type=int, nargs="*", default=None,
+                        help="training sizes for exact vs features fit times")
+    parser.add_argument("--data", default=None, help="UCR folder (with --datasets)")
+    parser.add_argument("--datasets", default="", help="comma-separated UCR sets")
+    parser.add_argument("--components", type=int, nargs="+", default=[LARGE_N_COMPONENTS],
+                        help="landmarks of the feature path (the first: against MiniRocket)")
+    parser.add_argument("--only", choices=["rntk", "minirocket"], default=None,
+                        help="fit only one of the two (default: both, the RNTK first)")
+    parser.add_argument("--out", default=str(HERE / "bench_large_n.csv"))
+    args = parser.parse_args(argv)
+    print(f"large_n='auto' threshold {LARGE_N}, n_components {LARGE_N_COMPONENTS}", flush=True)
+    out = Path(args.out)
+    new = not out.exists()
+    with out.open("a", newline="") as f, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        writer = csv.DictWriter(f, KEYS)
+        if new:
+            writer.writeheader()
+        if args.scale:
+            scale(writer, args.scale)
+        if args.datasets:
+            ucr(writer, args.data, [d for d in args.datasets.split(",") if d], args.components)
+        if not args.scale and not args.datasets:
+            vs_minirocket(writer, 2000 if args.quick else 10000, only=args.only,
+                          n_components=args.components[0])
+
+
+if __name__ == "__main__":
+    main()
