@@ -18,13 +18,14 @@ CUDA toolkit) and torch with CUDA for the torch column. It measures, in one proc
    against all ``N`` columns (its memory grows with ``n_X n_Y T``), the same rate, and
    the ratio fused / torch;
 4. the 900 settings of ``PAPER_GRID`` on 500 series of 150 steps: one
-   :func:`rntk._kernels._cuda.rntk_kernel_cuda_batched` call, host preparation and
+   :func:`rntk.cuda.rntk_kernel_cuda_batched` call, host preparation and
    transfers included, against the CPU engine's time for one setting times 900.
 
 Run::
 
     python benchmarks/bench_gpu.py              # on a GPU: a few minutes
     python benchmarks/bench_gpu.py --smoke      # tiny sizes on numba's CUDA simulator
+                                                # (alias: --quick)
 
 Writes ``bench_gpu.json`` and ``bench_gpu.csv`` (one row per measurement) in ``--out``.
 """
@@ -113,7 +114,7 @@ def _torch_rate(X, T, dtype_name, rows, repeat):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true",
+    parser.add_argument("--smoke", "--quick", action="store_true", dest="smoke",
                         help="tiny sizes on numba's CUDA simulator (checks the script)")
     parser.add_argument("--out", default="results/bench_gpu")
     parser.add_argument("--repeat", type=int, default=3)
@@ -129,15 +130,15 @@ def main(argv=None):
     from sklearn.model_selection import ParameterGrid
 
     from rntk import rntk_kernel
-    from rntk._kernels._cuda import _simulated, rntk_kernel_cuda, rntk_kernel_cuda_batched
-    from rntk._model_selection import PAPER_GRID
+    from rntk.cuda import rntk_kernel_cuda, rntk_kernel_cuda_batched
+    from rntk.model_selection import PAPER_GRID
 
     if args.smoke:
         n_agree, n_big, T, n_grid, n_settings, rows, repeat = 7, 9, 5, 6, 5, 3, 1
     else:
         n_agree, n_big, T, n_grid, n_settings, rows, repeat = 2000, 10_000, 150, 500, None, \
             1000, args.repeat
-    simulated = _simulated()
+    simulated = "numba.cuda.simulator_init" in sys.modules  # numba's CPU simulator
     device = "numba CUDA simulator" if simulated else cuda.get_current_device().name
     device = device.decode() if isinstance(device, bytes) else str(device)
     import numba_cuda

@@ -12,9 +12,14 @@ Writes ``results.csv`` and ``summary.md`` (per set: ours, MiniRocket, the publis
 HIVE-COTE 2 and MultiRocket-Hydra accuracies, the difference; W/T/L, means, worst gaps,
 total times) into ``--out``.
 
+``--quick`` checks the script in seconds: only the smallest set of the panel (or those of
+``--datasets``), ``RNTKClassifierCV`` on the small grid of ``bench_ucr_protocols.py
+--quick``, and MiniRocket only when aeon is installed (else its columns are ``nan``).
+
 Usage::
 
     python benchmarks/bench_panel.py [--data-home DIR] [--datasets A,B] [--out DIR]
+        [--quick]
 """
 
 import argparse
@@ -27,10 +32,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_ucr_protocols import _methods, _run, _warm_up  # noqa: E402
+from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
 from tune_panel_grid import impute, peer_results  # noqa: E402
 
-from rntk.datasets._ucr import read_tsv  # noqa: E402
+from rntk import RNTKClassifierCV  # noqa: E402
+from rntk.datasets import read_tsv  # noqa: E402
 
 
 def _load(name, home):
@@ -79,10 +85,20 @@ def main(argv=None):
     p.add_argument("--data-home", default=str(HERE.parent.parent / "shared" / "data" / "ucr"))
     p.add_argument("--datasets", default=None, help="comma list (default: the panel)")
     p.add_argument("--out", default="results/bench_panel")
+    p.add_argument("--quick", action="store_true",
+                   help="smallest set, small grid, MiniRocket only with aeon (seconds)")
     args = p.parse_args(argv)
     peers = {r["dataset"]: r for r in peer_results(args.data_home)}
     names = args.datasets.split(",") if args.datasets else sorted(peers)
     methods = {k: v for k, v in _methods(None).items() if k in ("rntk", "minirocket")}
+    if args.quick:
+        if not args.datasets:
+            names = [min(names, key=lambda n: int(peers[n]["n_train"])
+                         * (int(peers[n]["n_train"]) + int(peers[n]["n_test"]))
+                         * int(peers[n]["max_length"]))]
+        methods["rntk"] = lambda: RNTKClassifierCV(QUICK_GRIDS["rntk"])
+    elif "minirocket" not in methods:
+        raise SystemExit("MiniRocket needs aeon: pip install aeon (or run with --quick)")
     _warm_up(methods)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -95,6 +111,8 @@ def main(argv=None):
             row[f"{m}_acc"], row[f"{m}_s"] = 100 * acc, sec
             if m == "rntk":
                 row["rntk_params"] = repr(params)
+        if "minirocket" not in methods:  # --quick without aeon
+            row["minirocket_acc"] = row["minirocket_s"] = np.nan
         rows.append(row)
         print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
               f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)", flush=True)

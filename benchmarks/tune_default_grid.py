@@ -7,9 +7,12 @@ scored on the fifth. The grid with the best mean nested-CV accuracy over the dat
 is the candidate for the default; the test sets are never read. Per-dataset nested
 accuracies go to ``OUT/nested_cv.csv`` and the table to ``OUT/nested_cv.md``.
 
+``--quick`` runs the same on the smallest dataset only (a check of the script, seconds on
+a small set).
+
 Usage::
 
-    python benchmarks/tune_default_grid.py [--data-home DIR] [--out DIR]
+    python benchmarks/tune_default_grid.py [--data-home DIR] [--out DIR] [--quick]
 """
 
 import argparse
@@ -23,15 +26,15 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import RNTKClassifierCV
-from rntk._model_selection import (
+from rntk.benchmarking import load_paper_table
+from rntk.datasets import list_ucr, load_ucr
+from rntk.model_selection import (
     DEFAULT_ALPHA,
     LAST_STEP_GRID,
     MEAN_NETWORK,
     default_grid,
     mean_readouts,
 )
-from rntk.benchmarking import load_paper_table
-from rntk.datasets import list_ucr, load_ucr
 
 SIGMA_B = [0.0, 0.1, 0.5, 2.0]
 ALPHA = {"alpha": list(DEFAULT_ALPHA)}
@@ -73,14 +76,23 @@ def _subset(X, idx):
     return [X[i] for i in idx] if isinstance(X, list) else X[idx]
 
 
+def _size(row):
+    """Cost of a dataset of ``list_ucr``: ``n_train (n_train + n_test) max_length``."""
+    return row["n_train"] * (row["n_train"] + row["n_test"]) * row["max_length"]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[2] / "shared"
                                               / "data" / "ucr"))
     p.add_argument("--out", default="results/tune_default_grid")
+    p.add_argument("--quick", action="store_true", help="the smallest dataset only")
     args = p.parse_args(argv)
     table = load_paper_table()
-    datasets = [r["name"] for r in list_ucr(args.data_home) if r["name"] in table]
+    found = [r for r in list_ucr(args.data_home) if r["name"] in table]
+    if args.quick:
+        found = [min(found, key=_size)]
+    datasets = [r["name"] for r in found]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []

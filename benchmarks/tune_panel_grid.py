@@ -8,8 +8,8 @@ criterion, an ensemble rule) by
 * **nested CV** (what the choice is made on): the training set is split into 5 outer
   folds (stratified, shuffled with seed 0; plain K-fold when a class has fewer than 5
   series); on 4 folds the setting and the ridge are selected by exact leave-one-out
-  through the package's own engine (:func:`rntk._model_selection.search_grams` with
-  :class:`rntk._model_selection.RidgeLOOScorer`, as ``RNTKClassifierCV()`` does), refit,
+  through the package's own engine (:func:`rntk.model_selection.search_grams` with
+  :class:`rntk.model_selection.RidgeLOOScorer`, as ``RNTKClassifierCV()`` does), refit,
   and the fifth fold is predicted;
 * **few-shot nested CV** (the regime of one or two training series per class, where the
   outer folds of a dataset like ``Fungi`` hold classes absent from the rest): 2 series
@@ -38,16 +38,21 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import rntk_kernel
-from rntk._estimators._ridge import relative_ridge
-from rntk._model_selection import DEFAULT_ALPHA, RidgeLOOScorer, mean_readouts, search_grams
-from rntk._model_selection._loo import (
+from rntk.datasets import read_tsv
+from rntk.model_selection import (
+    DEFAULT_ALPHA,
+    RidgeLOOScorer,
+    as_sequences,
     decision_to_labels,
     eigh_gram,
+    mean_readouts,
+    normalize_series,
     one_vs_all_targets,
+    pool_series,
+    relative_ridge,
     ridge_dual_fit,
+    search_grams,
 )
-from rntk._utils import as_sequences, normalize_series, pool_series
-from rntk.datasets._ucr import read_tsv
 
 #: Sets of the quick run: small, and covering the kinds of loss of issue 24.
 QUICK = ["ArrowHead", "Beef", "Chinatown", "DodgerLoopWeekend", "FaceFour", "Fungi",

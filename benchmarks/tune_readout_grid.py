@@ -18,15 +18,19 @@ last step on unit-norm series (``diff`` off/on, ``sigma_b = 2``). The others are
 one-layer forward RNTK with ``readout="mean"`` on series scaled to unit RMS per step,
 ``sigma_u = 0.5``, ``sigma_b = 0.1``, ``sigma_w = 1.2``: ``band{B}`` reads out every step
 with ``readout_band=B``; ``pool4`` reads block means of 4 steps (``pool=4``) with every
-pair of readouts and the stride of ``rntk._model_selection.mean_readouts`` (the default's
+pair of readouts and the stride of ``rntk.model_selection.mean_readouts`` (the default's
 cost cap); ``full`` reads the unpooled series with every pair of readouts, its stride from
 the same cap; ``full_prev`` is the previous default's (128, 64, 32 or 16 readouts, cap
-5e8). The grid "default" is ``rntk._model_selection.DEFAULT_GRID``. Results:
+5e8). The grid "default" is ``rntk.model_selection.DEFAULT_GRID``. Results:
 ``OUT/nested.csv`` (dataset x grid) and ``OUT/nested.md``.
+
+``--quick`` runs the same on the smallest dataset only (a check of the script, seconds on
+a small set).
 
 Usage::
 
     python benchmarks/tune_readout_grid.py [--data-home DIR] [--cache DIR] [--out DIR]
+        [--quick]
 """
 
 import argparse
@@ -38,11 +42,18 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import rntk_kernel
-from rntk._estimators._ridge import KernelRidgeClassifier
-from rntk._model_selection import DEFAULT_ALPHA, RidgeLOOScorer, mean_readouts, search_grams
-from rntk._utils import as_sequences, normalize_series, pool_series
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
+from rntk.model_selection import (
+    DEFAULT_ALPHA,
+    KernelRidgeClassifier,
+    RidgeLOOScorer,
+    as_sequences,
+    mean_readouts,
+    normalize_series,
+    pool_series,
+    search_grams,
+)
 
 MEAN = dict(readout="mean", sigma_u=0.5, sigma_b=0.1, sigma_w=1.2)
 SETTINGS = {
@@ -115,11 +126,16 @@ def main(argv=None):
                                               / "data" / "ucr"))
     p.add_argument("--cache", default="results/tune_readout_grid/grams")
     p.add_argument("--out", default="results/tune_readout_grid")
+    p.add_argument("--quick", action="store_true", help="the smallest dataset only")
     args = p.parse_args(argv)
     cache, out = Path(args.cache), Path(args.out)
     cache.mkdir(parents=True, exist_ok=True)
     table = load_paper_table()
-    names = [r["name"] for r in list_ucr(args.data_home) if r["name"] in table]
+    found = [r for r in list_ucr(args.data_home) if r["name"] in table]
+    if args.quick:
+        found = [min(found, key=lambda r: r["n_train"] * (r["n_train"] + r["n_test"])
+                     * r["max_length"])]
+    names = [r["name"] for r in found]
     rows = []
     for name in names:
         t0 = time.perf_counter()

@@ -2,16 +2,18 @@
 
 import ast
 import csv
+import functools
 import importlib.util
 import json
+import re
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
-#: scripts that still import private names (their own issues); not to grow
-PRIVATE_YET = {"bench_gpu.py", "tune_default_grid.py", "tune_readout_grid.py"}
 
 
 def _private_imports(path):
@@ -33,10 +35,7 @@ def _private_imports(path):
     return found
 
 
-@pytest.mark.parametrize("script", [
-    pytest.param(s, marks=pytest.mark.xfail(reason="imports private names; owned by "
-                                            "another issue", strict=False))
-    if s in PRIVATE_YET else s for s in SCRIPTS])
+@pytest.mark.parametrize("script", SCRIPTS)
 def test_scripts_use_public_names(script):
     assert _private_imports(BENCHMARKS / script) == []
 
@@ -46,6 +45,30 @@ def test_the_private_import_check_can_fail(tmp_path):
     p.write_text("from rntk._utils import as_sequences\nimport rntk.benchmarking._cli\n"
                  "from rntk.datasets import _download\nfrom rntk import rntk_kernel\n")
     assert len(_private_imports(p)) == 3
+
+
+@functools.cache
+def _test_sources():
+    """Source of every test function of ``tests/``."""
+    found = []
+    for path in sorted(Path(__file__).resolve().parent.glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                found.append(ast.get_source_segment(text, node))
+    return found
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_has_a_quick_mode_that_a_test_runs(script):
+    # bench_gpu.py's --quick (alias --smoke) runs on numba's CUDA simulator, in
+    # test_cuda_sim.py
+    source = (BENCHMARKS / script).read_text(encoding="utf-8")
+    assert '"--quick"' in source, f"{script} has no --quick option"
+    runs = [src for src in _test_sources() if re.search(rf"\b{re.escape(script)}\b", src)
+            and re.search(r"\.main\(\[", src)]
+    assert any('"--quick"' in src or (script == "bench_gpu.py" and '"--smoke"' in src)
+               for src in runs), f"no test runs {script} --quick"
 
 
 def _script(name):
@@ -108,3 +131,89 @@ def test_bench_ucr_protocols_quick(tmp_path):
                                                            ("Coffee", "rntk-paper")]
     assert all(0.5 <= float(r["accuracy"]) <= 1 for r in rows)
     assert (tmp_path / "summary.md").exists()
+
+
+def test_bench_kernel_quick(tmp_path):
+    result = _script("bench_kernel.py").main(["--quick", "--repeat", "1",
+                                              "--out", str(tmp_path)])
+    assert (result["N"], result["T"]) == (150, 60)
+    assert result["equal"]["max_rel_diff"] < 1e-10
+    assert result["scaling_N"]["N"] == [50, 100, 200, 400]
+    assert json.loads((tmp_path / "bench_kernel.json").read_text())["N"] == 150
+
+
+#: The synthetic panel: (name, n_train, n_test, length); Beef is in the quick list of
+#: tune_panel_grid.py and in the RNTK paper's table (tune_default_grid.py,
+#: tune_readout_grid.py); the other set is larger, so --quick picks Beef.
+PANEL = [("Beef", 10, 8, 16), ("Coffee", 12, 10, 20)]
+
+
+@pytest.fixture
+def panel(tmp_path):
+    """A tiny UCR panel: ``ucr/<name>/<name>_{TRAIN,TEST}.tsv`` and ``peer_results.csv``."""
+    rng = np.random.default_rng(0)
+    home = tmp_path / "panel" / "ucr"
+    peers = []
+    for name, n_train, n_test, t in PANEL:
+        (home / name).mkdir(parents=True)
+        for split, n in (("TRAIN", n_train), ("TEST", n_test)):
+            y = np.arange(n) % 2 + 1
+            X = np.sin(np.linspace(0, 3, t)[None] * y[:, None]) + rng.normal(size=(n, t))
+            np.savetxt(home / name / f"{name}_{split}.tsv", np.column_stack([y, X]),
+                       delimiter="\t", fmt="%.6g")
+        peers.append(dict(dataset=name, n_train=n_train, n_test=n_test, min_length=t,
+                          max_length=t, n_classes=2, published_hc2=90.0,
+                          published_mr_hydra=91.0))
+    with open(home.parent / "peer_results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(peers[0]))
+        w.writeheader()
+        w.writerows(peers)
+    return home
+
+
+@pytest.mark.parametrize("hide_aeon", [False, True])
+def test_bench_panel_quick(panel, tmp_path, monkeypatch, hide_aeon):
+    if hide_aeon:  # the CI run has no aeon: MiniRocket's columns are nan
+        monkeypatch.setitem(sys.modules, "aeon", None)
+    aeon = importlib.util.find_spec("aeon") is not None
+    _script("bench_panel.py").main(["--quick", "--data-home", str(panel),
+                                    "--out", str(tmp_path / "out")])
+    rows = _csv(tmp_path / "out" / "results.csv")
+    assert [r["dataset"] for r in rows] == ["Beef"]
+    assert 0 <= float(rows[0]["rntk_acc"]) <= 100 and float(rows[0]["rntk_s"]) > 0
+    assert np.isnan(float(rows[0]["minirocket_acc"])) != aeon
+    assert "1 sets: rntk" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_tune_panel_grid_quick(panel, tmp_path):
+    module = _script("tune_panel_grid.py")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    module.main(["--quick", "--data-home", str(panel), "--out", str(out),
+                 "--cache", str(cache)])
+    rows = _csv(out / "nested.csv")
+    assert {r["dataset"] for r in rows} == {"Beef"}  # Coffee is not in QUICK
+    assert len(rows) == len(module.VARIANTS) * len(module.CRITERIA)
+    assert all(0 <= float(r["nested"]) <= 1 and 0 <= float(r["test"]) <= 1 for r in rows)
+    assert len(list(cache.glob("Beef__*.npz"))) == len(module.SETTINGS)
+    assert (out / "nested.md").exists() and (out / "fixed.md").exists()
+
+
+def test_tune_default_grid_quick(panel, tmp_path):
+    module = _script("tune_default_grid.py")
+    module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path)])
+    rows = _csv(tmp_path / "nested_cv.csv")
+    assert [r["grid"] for r in rows] == list(module.GRIDS)
+    assert {r["dataset"] for r in rows} == {"Beef"}
+    assert all(0 <= float(r["nested_cv"]) <= 1 for r in rows)
+    assert (tmp_path / "nested_cv.md").exists()
+
+
+def test_tune_readout_grid_quick(panel, tmp_path):
+    module = _script("tune_readout_grid.py")
+    module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
+                 "--cache", str(tmp_path / "cache")])
+    rows = _csv(tmp_path / "out" / "nested.csv")
+    assert [r["grid"] for r in rows] == list(module.GRIDS)
+    assert {r["dataset"] for r in rows} == {"Beef"}
+    assert all(0 <= float(r["nested_cv"]) <= 1 and 0 <= float(r["test"]) <= 1
+               for r in rows)

@@ -51,6 +51,25 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
     ----------
     alpha : float, default=1e-3
         Relative ridge, > 0.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    dual_coef_ : ndarray of shape (n_samples, n_targets)
+        Dual coefficients ``c`` (one column for two classes).
+    intercept_ : ndarray of shape (n_targets,)
+        Intercepts ``b``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import rntk_kernel
+    >>> from rntk.model_selection import KernelRidgeClassifier
+    >>> X = np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 1.9], [2.0, 1.0, 0.0], [2.1, 1.0, 0.0]])
+    >>> clf = KernelRidgeClassifier(alpha=1e-2).fit(rntk_kernel(X), [0, 0, 1, 1])
+    >>> clf.predict(rntk_kernel(X[[1, 2]], X)).tolist()
+    [0, 1]
     """
 
     _parameter_constraints = {"alpha": [Interval(numbers.Real, 0, None, closed="neither")]}

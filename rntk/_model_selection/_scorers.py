@@ -101,6 +101,11 @@ class SVCFoldScorer:
         Class weights of the SVC.
     max_iter : int, default=SVM_MAX_ITER
         Iteration cap of each fit.
+
+    Attributes
+    ----------
+    unconverged : int
+        Fits that reached ``max_iter``, counted over every call.
     """
 
     def __init__(self, class_weight=None, max_iter=SVM_MAX_ITER):
@@ -110,6 +115,26 @@ class SVCFoldScorer:
         self._lock = threading.Lock()
 
     def __call__(self, K_train, y_train, K_test, y_test, params):
+        """Fit an SVC with ``params["C"]`` on one fold and score it.
+
+        Parameters
+        ----------
+        K_train : ndarray of shape (n_train, n_train)
+            Gram of the fold's training series.
+        y_train : ndarray of shape (n_train,)
+            Their labels.
+        K_test : ndarray of shape (n_test, n_train)
+            Gram of the held-out series against the training ones.
+        y_test : ndarray of shape (n_test,)
+            Their labels.
+        params : dict
+            The candidate: ``C`` and optionally ``class_weight``.
+
+        Returns
+        -------
+        accuracy : float
+            Accuracy on the held-out series.
+        """
         acc, converged = FastSVC.fold(K_train, y_train, K_test, y_test, params["C"],
                                       params.get("class_weight", self.class_weight),
                                       self.max_iter)
@@ -140,14 +165,14 @@ class RidgeLOOScorer:
     """Gram scorer of the search engine: exact leave-one-out of kernel ridge.
 
     One eigendecomposition of the training Gram gives the LOO score of every ridge
-    ``alpha`` of the candidates that share it (:mod:`rntk._model_selection._loo`).
+    ``alpha`` of the candidates that share it (:func:`rntk.model_selection.eigh_gram`).
 
     Parameters
     ----------
     classification : bool
         One-vs-all ``{-1, +1}`` least squares with an unpenalised intercept, scored by
         LOO accuracy, ties broken by the lower LOO squared error (the inner model
-        :class:`rntk._estimators._ridge.KernelRidgeClassifier`, ridges relative to
+        :class:`rntk.model_selection.KernelRidgeClassifier`, ridges relative to
         ``trace(K) / n``); otherwise kernel ridge regression without intercept (as
         :class:`~sklearn.kernel_ridge.KernelRidge`), scored by the LOO ``R^2`` with
         absolute ridges.
@@ -158,6 +183,15 @@ class RidgeLOOScorer:
 
     def __call__(self, K, y, params):
         """Score the candidates ``params`` (dicts with ``alpha``) on the Gram ``K``.
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_samples)
+            Training Gram.
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Labels or targets.
+        params : list of dict
+            The candidates that share ``K``, each with its ``alpha`` (> 0).
 
         Returns
         -------

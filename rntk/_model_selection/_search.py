@@ -136,7 +136,12 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     Returns
     -------
     outcome : SearchOutcome
-        Scores, times, the best candidate and its Gram.
+        A named tuple: ``scores`` (n_candidates, n_splits), ``tiebreak``
+        (n_candidates,), ``kernel_time`` and ``fit_time`` (seconds per candidate),
+        ``best_index`` (the first best mean score in candidate order, then the
+        tie-break; -1 when every score is NaN), ``best_gram`` (the Gram of its
+        setting), ``failures`` (messages of failed fits), ``non_finite`` (settings
+        whose Gram was not finite) and ``top`` (see ``keep``).
     """
     n_cand, n_splits = len(candidates), len(splits)
     if (fold_score is None) == (score_gram is None):

@@ -13,9 +13,9 @@ import numpy as np
 from sklearn.svm import SVC
 
 from .._estimators import RNTKClassifierCV
-from .._estimators._ridge import KernelRidgeClassifier
 from .._kernels import KERNELS, KernelSpec
 from .._model_selection import SVM_MAX_ITER, RidgeLOOScorer, SVCFoldScorer, search_grams
+from ..model_selection import KernelRidgeClassifier
 from ._data import folds
 from ._protocols import KERNEL_METHODS, PROTOCOLS, RNN_CELL, RNN_METHODS, grid
 from ._signature import signature_spec

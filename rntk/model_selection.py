@@ -1,0 +1,66 @@
+"""Building blocks of the hyperparameter search over precomputed Gram matrices.
+
+:class:`rntk.RNTKClassifierCV` and :class:`rntk.RNTKRegressorCV` select a kernel setting
+and a ridge (or ``C``) with the engine below; these are its public pieces, for a search
+of one's own, as :mod:`sklearn.model_selection` exposes the parts of ``GridSearchCV``.
+
+Search
+    :func:`search_grams` cross-validates candidates that share Grams;
+    :class:`RidgeLOOScorer` scores every ridge of a Gram by exact leave-one-out;
+    :class:`SVCFoldScorer` scores an SVC on one fold.
+Classifier and ridge algebra
+    :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
+    :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
+    :func:`one_vs_all_targets`, :func:`decision_to_labels`.
+Grids
+    :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
+    :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :func:`default_grid`,
+    :func:`mean_readouts`.
+Series preparation
+    :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`: the layout the
+    kernels take and the estimators' ``normalize`` and ``pool`` parameters.
+
+Examples
+--------
+>>> import numpy as np
+>>> from rntk import rntk_kernel
+>>> from rntk.model_selection import DEFAULT_ALPHA, RidgeLOOScorer, search_grams
+>>> rng = np.random.default_rng(0)
+>>> X, y = rng.normal(size=(20, 8)), np.repeat([0, 1], 10)
+>>> grams = [rntk_kernel(X, sigma_b=b) for b in (0.0, 1.0)]
+>>> candidates = [{"sigma_b": b, "alpha": a} for b in (0.0, 1.0) for a in DEFAULT_ALPHA]
+>>> n_a = len(DEFAULT_ALPHA)
+>>> groups = [list(range(n_a)), list(range(n_a, 2 * n_a))]
+>>> loo = [(np.arange(20), np.arange(20))]  # exact leave-one-out: one "split"
+>>> out = search_grams(iter(grams), groups, candidates, y, loo,
+...                    score_gram=RidgeLOOScorer(classification=True))
+>>> sorted(candidates[out.best_index])
+['alpha', 'sigma_b']
+"""
+
+from ._estimators._ridge import KernelRidgeClassifier, relative_ridge
+from ._model_selection import (
+    DEFAULT_ALPHA,
+    DEFAULT_GRID,
+    LAST_STEP_GRID,
+    MEAN_NETWORK,
+    PAPER_GRID,
+    RidgeLOOScorer,
+    SVCFoldScorer,
+    default_grid,
+    mean_readouts,
+    search_grams,
+)
+from ._model_selection._loo import (
+    decision_to_labels,
+    eigh_gram,
+    one_vs_all_targets,
+    ridge_dual_fit,
+)
+from ._utils import as_sequences, normalize_series, pool_series
+
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "MEAN_NETWORK", "PAPER_GRID",
+           "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
+           "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",
+           "normalize_series", "one_vs_all_targets", "pool_series", "relative_ridge",
+           "ridge_dual_fit", "search_grams"]
