@@ -5,12 +5,12 @@ the default ``RNTKClassifierCV()`` runs its leave-one-out search on ``n_componen
 Nystroem features per kernel setting instead of the ``n x n`` Gram. Three measurements:
 
 * default (no option): ``n = 10,000`` synthetic training series of length 100 (``--quick``:
-  2,000), four classes of noisy sines of random phase (frequencies 1-4); the fit time of the
-  default ``RNTKClassifierCV()`` and of aeon's ``MiniRocketClassifier(random_state=0)`` in
-  the same process (the RNTK first, so that the peak RSS read after its fit, ``ru_maxrss``,
-  is its own), wall and process CPU seconds (the CPU time is steadier on a loaded machine),
-  their ratios, and both test accuracies on 2,000 test series (``--only`` fits one of the
-  two);
+  400, the feature path forced with 40 landmarks: a smoke run), four classes of noisy sines
+  of random phase (frequencies 1-4); the fit time of the default ``RNTKClassifierCV()`` and
+  of aeon's ``MiniRocketClassifier(random_state=0)`` in the same process (the RNTK first, so
+  that the peak RSS read after its fit, ``ru_maxrss``, is its own), wall and process CPU
+  seconds (the CPU time is steadier on a loaded machine), their ratios, and both test
+  accuracies on 2,000 test series (``--only`` fits one of the two);
 * ``--scale N [N ...]``: for each ``N`` the fit time of the default grid on the exact Gram
   (``large_n=None``) and on the features (``large_n=0``), on the same synthetic data;
 * ``--data DIR --datasets A,B [--components M ...]``: on UCR sets, the test accuracy of the
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from rntk import RNTKClassifierCV
-from rntk._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
+from rntk.model_selection import LARGE_N, LARGE_N_COMPONENTS
 
 HERE = Path(__file__).resolve().parent
 KEYS = ["date", "part", "dataset", "n_train", "length", "method", "fit_s", "fit_cpu_s",
@@ -80,21 +80,27 @@ def _row(writer, **kw):
     print(", ".join(f"{k}={v}" for k, v in row.items() if k != "date"), flush=True)
 
 
-def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS):
-    X, y = waves(n + 2000, T)
+def _fitted(clf):
+    """Return a fitted member of the search's model (the default averages the best ones)."""
+    return getattr(clf.best_estimator_, "estimators_", [clf.best_estimator_])[0]
+
+
+def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS,
+                  large_n="auto", n_test=2000):
+    X, y = waves(n + n_test, T)
     X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
     rss0 = _rss_mb()
     print(f"RSS before the fits: {rss0:.0f} MB", flush=True)
     cpu = []
     if only != "minirocket":
-        clf = RNTKClassifierCV(n_components=n_components)
+        clf = RNTKClassifierCV(n_components=n_components, large_n=large_n)
         fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test, cpu)
-        path = "features" if len(clf.best_estimator_.X_fit_) < n else "exact"
+        path = "features" if len(_fitted(clf).X_fit_) < n else "exact"
         _row(writer, part="minirocket", dataset="waves", n_train=n, length=T,
              method=f"RNTKClassifierCV(n_components={n_components}) [{path}]",
              fit_s=round(fit_s, 2), fit_cpu_s=round(cpu[-1], 1), predict_s=round(pred_s, 2),
              accuracy=round(acc, 4), peak_rss_mb=round(_rss_mb()),
-             n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+             n_components=len(_fitted(clf).X_fit_), best_params=clf.best_params_)
     if only == "rntk":
         return
     from aeon.classification.convolution_based import MiniRocketClassifier
@@ -120,7 +126,7 @@ def scale(writer, sizes, T=100):
             fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test)
             _row(writer, part="scale", dataset="waves", n_train=n, length=T, method=method,
                  fit_s=round(fit_s, 2), predict_s=round(pred_s, 2), accuracy=round(acc, 4),
-                 n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+                 n_components=len(_fitted(clf).X_fit_), best_params=clf.best_params_)
 
 
 def ucr(writer, data, names, components):
@@ -136,12 +142,13 @@ def ucr(writer, data, names, components):
             _row(writer, part="ucr", dataset=name, n_train=len(X),
                  length=max(len(x) for x in X), method=method, fit_s=round(fit_s, 2),
                  predict_s=round(pred_s, 2), accuracy=round(acc, 4),
-                 n_components=len(clf.best_estimator_.X_fit_), best_params=clf.best_params_)
+                 n_components=len(_fitted(clf).X_fit_), best_params=clf.best_params_)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="2,000 series, not 10,000")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: 400 series, the feature path forced (40 landmarks)")
     parser.add_argument("--scale", type=int, nargs="*", default=None,
                         help="training sizes for exact vs features fit times")
     parser.add_argument("--data", default=None, help="UCR folder (with --datasets)")
@@ -165,8 +172,11 @@ def main(argv=None):
         if args.datasets:
             ucr(writer, args.data, [d for d in args.datasets.split(",") if d], args.components)
         if not args.scale and not args.datasets:
-            vs_minirocket(writer, 2000 if args.quick else 10000, only=args.only,
-                          n_components=args.components[0])
+            if args.quick:
+                vs_minirocket(writer, 400, only=args.only, n_components=40, large_n=0,
+                              n_test=200)
+            else:
+                vs_minirocket(writer, 10000, only=args.only, n_components=args.components[0])
 
 
 if __name__ == "__main__":

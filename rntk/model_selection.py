@@ -51,6 +51,7 @@ from ._model_selection import (
     mean_readouts,
     search_grams,
 )
+from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 from ._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
@@ -59,7 +60,8 @@ from ._model_selection._loo import (
 )
 from ._utils import as_sequences, normalize_series, pool_series
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "MEAN_NETWORK", "PAPER_GRID",
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "LARGE_N", "LARGE_N_COMPONENTS",
+           "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
            "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",
            "normalize_series", "one_vs_all_targets", "pool_series", "relative_ridge",

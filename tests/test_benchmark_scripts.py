@@ -217,3 +217,13 @@ def test_tune_readout_grid_quick(panel, tmp_path):
     assert {r["dataset"] for r in rows} == {"Beef"}
     assert all(0 <= float(r["nested_cv"]) <= 1 and 0 <= float(r["test"]) <= 1
                for r in rows)
+
+
+def test_bench_large_n_quick(tmp_path):
+    import csv
+
+    out = tmp_path / "large_n.csv"
+    _script("bench_large_n.py").main(["--quick", "--only", "rntk", "--out", str(out)])
+    rows = list(csv.DictReader(out.open()))
+    assert len(rows) == 1 and "[features]" in rows[0]["method"]
+    assert int(rows[0]["n_components"]) == 40 and float(rows[0]["accuracy"]) > 0.5
