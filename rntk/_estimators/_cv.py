@@ -12,12 +12,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
-from .._model_selection import (
-    BaseKernelSearchCV,
-    SVCFoldScorer,
-    _grids,
-    kernel_ridge_score,
-)
+from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._utils import DOC, fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
@@ -277,17 +272,11 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
             self.classes_ = self.best_estimator_.classes_
         return self
 
+    @fill_doc(decision=DOC["decision_function"])
     def decision_function(self, X: Sequences) -> np.ndarray:
         """Decision function of the refitted best classifier.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        {decision}
             ``best_estimator_.decision_function(X)``.
         """
         self._check_refit()
