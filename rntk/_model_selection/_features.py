@@ -59,6 +59,7 @@ LARGE_N_CONSTRAINTS = {
                 None],
     "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
 }
+# The parameter entries shared by feature_loo_predictions and feature_ridge_fit.
 _SVD_Y = """svd : tuple
     Output of :func:`feature_svd` for the training features.
 Y : array-like of shape (n_samples,) or (n_samples, n_targets)
@@ -195,6 +196,7 @@ class FeatureLOOScorer(RidgeLOOScorer):
     of Grams: the same model (one-vs-all ``{-1, +1}`` least squares with an unpenalised
     intercept, ridges relative to ``trace(Phi Phi^T) / n``), the same score
     (leave-one-out accuracy) and tie-break (minus the leave-one-out squared error).
+    Called as ``scorer(Phi, y, params)``.
     """
 
     def __init__(self):
