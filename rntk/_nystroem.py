@@ -220,11 +220,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def fit(self, X, y=None):
         """Pick the landmark series and compute ``W^{-1/2}``.
 
-        Parameters
-        ----------
-        {X_fit}
-        y : None
-            Ignored.
+        {X_fit_y}
 
         Returns
         -------
@@ -238,11 +234,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def fit_transform(self, X, y=None):
         """Fit, and return the features of the training series.
 
-        Parameters
-        ----------
-        {X_fit}
-        y : None
-            Ignored.
+        {X_fit_y}
 
         Returns
         -------

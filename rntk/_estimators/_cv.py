@@ -12,12 +12,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
-from .._model_selection import (
-    BaseKernelSearchCV,
-    SVCFoldScorer,
-    _grids,
-    kernel_ridge_score,
-)
+from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._utils import DOC, fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
@@ -95,7 +90,25 @@ n_splits_ : int
 n_channels_in_ : int
     Channels per time step seen in fit.
 n_features_in_ : int
-    Number of time steps, only when fit on a 2-D array."""
+    Number of time steps, only when fit on a 2-D array.
+
+See Also
+--------
+{estimator} : The {role} with fixed hyperparameters."""
+
+#: The parameters and return value of the searches' ``fit``.
+_FIT_PARAMS = """Parameters
+----------
+X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+    Training series (any layout of :class:`{estimator}`).
+y : array-like of shape {y}
+groups : array-like of shape (n_samples,), default=None
+    Group labels, for group-aware ``cv`` splitters.
+
+Returns
+-------
+self : {estimator}CV
+    The fitted search."""
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
@@ -113,7 +126,9 @@ n_features_in_ : int
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
     paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
-    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", missing=DOC["missing"]))
+    fit_params=_FIT_PARAMS.format(estimator="RNTKClassifier", y="(n_samples,)\n    Class labels."),
+    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", role="classifier",
+                                  missing=DOC["missing"]))
 class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
@@ -165,10 +180,6 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
     {tail}
-
-    See Also
-    --------
-    RNTKClassifier : The classifier with fixed hyperparameters.
 
     Examples
     --------
@@ -255,19 +266,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     def fit(self, X: Sequences, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Select the kernel hyperparameters and ``C`` by cross-validation, then refit.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-            Training series (any layout of :class:`RNTKClassifier`).
-        y : array-like of shape (n_samples,)
-            Class labels.
-        groups : array-like of shape (n_samples,), default=None
-            Group labels, for group-aware ``cv`` splitters.
-
-        Returns
-        -------
-        self : RNTKClassifierCV
-            The fitted search.
+        {fit_params}
         """
         if self.protocol == "loo" and self.class_weight is not None:
             raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
@@ -277,17 +276,11 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
             self.classes_ = self.best_estimator_.classes_
         return self
 
+    @fill_doc(decision=DOC["decision_function"])
     def decision_function(self, X: Sequences) -> np.ndarray:
         """Decision function of the refitted best classifier.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        {decision}
             ``best_estimator_.decision_function(X)``.
         """
         self._check_refit()
@@ -303,7 +296,10 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     loo="kernel ridge regression (``RNTKRegressor``)",
     paper="5-fold cross-validation, kernel grid of Appendix A.1, ridges of A.2",
     paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
-    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor", missing=DOC["missing"]))
+    fit_params=_FIT_PARAMS.format(estimator="RNTKRegressor",
+                                  y="(n_samples,) or (n_samples, n_targets)\n    Targets."),
+    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor", role="regressor",
+                                  missing=DOC["missing"]))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
@@ -330,10 +326,6 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         Steps averaged into one, as in :class:`RNTKRegressor`, when ``pool`` is not in
         the grid.
     {tail}
-
-    See Also
-    --------
-    RNTKRegressor : The regressor with fixed hyperparameters.
 
     Examples
     --------
@@ -384,18 +376,6 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     def fit(self, X: Sequences, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
         """Select the kernel hyperparameters and ``alpha`` by cross-validation, then refit.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-            Training series (any layout of :class:`RNTKRegressor`).
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Targets.
-        groups : array-like of shape (n_samples,), default=None
-            Group labels, for group-aware ``cv`` splitters.
-
-        Returns
-        -------
-        self : RNTKRegressorCV
-            The fitted search.
+        {fit_params}
         """
         return self._search(X, y, groups)

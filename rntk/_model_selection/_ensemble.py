@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._utils import DOC, fill_doc
 from ._loo import decision_to_labels
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -65,29 +66,21 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes[0]
         return self
 
+    @fill_doc(decision=DOC["decision_function"])
     def decision_function(self, X: Sequences) -> np.ndarray:
         """Mean of the members' decision functions.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series.
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        {decision}
             Positive for ``classes_[1]`` in the binary case.
         """
         check_is_fitted(self)
         return np.mean([e.decision_function(X) for e in self.estimators_], axis=0)
 
+    @fill_doc(X_plain=DOC["X_plain"])
     def predict(self, X: Sequences) -> np.ndarray:
         """Class of the largest mean decision value.
 
-        Parameters
-        ----------
-        X : array-like or list of arrays
-            Series.
+        {X_plain}
 
         Returns
         -------

@@ -40,8 +40,9 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._nystroem import RNTKNystroem
-from .._utils import KernelOverflowError
-from ._loo import _check_alphas, decision_to_labels, one_vs_all_targets
+from .._utils import KernelOverflowError, fill_doc
+from ._loo import _check_alphas, loo_classification_scores, one_vs_all_targets
+from ._scorers import RidgeLOOScorer
 
 __all__ = ["LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS", "FeatureLOOScorer",
            "FeaturePath", "feature_loo_predictions", "feature_path", "feature_ridge_fit",
@@ -58,6 +59,11 @@ LARGE_N_CONSTRAINTS = {
                 None],
     "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
 }
+# The parameter entries shared by feature_loo_predictions and feature_ridge_fit.
+_SVD_Y = """svd : tuple
+    Output of :func:`feature_svd` for the training features.
+Y : array-like of shape (n_samples,) or (n_samples, n_targets)
+    Training targets."""
 #: Seed of the landmark draw (the same landmarks for every kernel setting).
 LANDMARK_SEED = 0
 
@@ -106,6 +112,7 @@ def _check_svd(svd):
     return s, U
 
 
+@fill_doc(svd_Y=_SVD_Y)
 def feature_loo_predictions(svd, Y, alphas):
     """Exact leave-one-out predictions of ridge with an intercept, in feature space.
 
@@ -116,10 +123,7 @@ def feature_loo_predictions(svd, Y, alphas):
 
     Parameters
     ----------
-    svd : tuple
-        Output of :func:`feature_svd` for the training features.
-    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        Training targets.
+    {svd_Y}
     alphas : array-like of shape (n_alphas,)
         Ridge values, all ``> 0``, on the scale of ``Phi Phi^T``.
 
@@ -152,15 +156,13 @@ def feature_loo_predictions(svd, Y, alphas):
     return out
 
 
+@fill_doc(svd_Y=_SVD_Y)
 def feature_ridge_fit(svd, Y, alpha):
     """Weights and intercept of ridge with an unpenalised intercept, in feature space.
 
     Parameters
     ----------
-    svd : tuple
-        Output of :func:`feature_svd` for the training features.
-    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        Training targets.
+    {svd_Y}
     alpha : float
         Ridge, ``> 0``.
 
@@ -186,36 +188,25 @@ def _relative_scale(Phi):
     return float(np.einsum("ij,ij->", Phi, Phi)) / Phi.shape[0]
 
 
-class FeatureLOOScorer:
+class FeatureLOOScorer(RidgeLOOScorer):
     """Scorer of the search engine on features: exact leave-one-out of the ridge classifier.
 
-    The counterpart of :class:`~rntk._model_selection._scorers.RidgeLOOScorer` (its
-    classification mode) when the search hands out features ``Phi`` instead of Grams:
-    the same model (one-vs-all ``{-1, +1}`` least squares with an unpenalised intercept,
-    ridges relative to ``trace(Phi Phi^T) / n``), the same score (leave-one-out accuracy)
-    and tie-break (minus the leave-one-out squared error).
+    :class:`~rntk._model_selection._scorers.RidgeLOOScorer` (its classification mode,
+    whose checks and scores it reuses) when the search hands out features ``Phi`` instead
+    of Grams: the same model (one-vs-all ``{-1, +1}`` least squares with an unpenalised
+    intercept, ridges relative to ``trace(Phi Phi^T) / n``), the same score
+    (leave-one-out accuracy) and tie-break (minus the leave-one-out squared error).
+    Called as ``scorer(Phi, y, params)``.
     """
 
-    def __call__(self, Phi, y, params):
-        """Score the candidates ``params`` (dicts with ``alpha``) on the features ``Phi``.
+    def __init__(self):
+        super().__init__(classification=True)
 
-        Returns
-        -------
-        scores : ndarray of shape (n_candidates, 1)
-            LOO accuracy.
-        tiebreak : ndarray of shape (n_candidates,)
-            Minus the LOO squared error, higher is better.
-        """
-        alphas = np.array([float(p["alpha"]) for p in params])
-        if np.any(alphas <= 0):
-            raise ValueError(
-                "exact leave-one-out needs every alpha > 0 (at alpha = 0 a sample left "
-                "out is interpolated by the others); drop alpha=0 from the grid or give "
-                "cv folds")
+    def _classification_scores(self, Phi, y, alphas):
+        """LOO accuracy and squared error from the features, relative ``alphas``."""
         classes, Y = one_vs_all_targets(y)
         loo = feature_loo_predictions(feature_svd(Phi), Y, alphas * _relative_scale(Phi))
-        acc = (decision_to_labels(classes, loo) == np.asarray(y)[None, :]).mean(axis=1)
-        return acc[:, None], -((loo - Y[None]) ** 2).mean(axis=(1, 2))
+        return loo_classification_scores(y, classes, Y, loo)
 
 
 def resolve_large_n(large_n):

@@ -33,7 +33,7 @@ from .._utils._docs import fill_doc
 
 __all__ = ["eigh_gram", "gram_scale", "ridge_loo_predictions", "ridge_loo_scores_classification",
            "ridge_loo_scores_regression", "ridge_dual_fit", "one_vs_all_targets",
-           "decision_to_labels"]
+           "decision_to_labels", "loo_classification_scores"]
 
 
 _SERIAL_EIGH = 2000  # largest Gram decomposed on one BLAS thread
@@ -290,11 +290,31 @@ def ridge_loo_scores_classification(eig, y, alphas, fit_intercept=None, return_m
     """
     classes, Y = one_vs_all_targets(y)
     loo = ridge_loo_predictions(eig, Y, alphas, fit_intercept)
-    y = np.asarray(y)
-    acc = (decision_to_labels(classes, loo) == y[None, :]).mean(axis=1)
-    if return_mse:
-        return acc, ((loo - Y[None]) ** 2).mean(axis=(1, 2))
-    return acc
+    acc, mse = loo_classification_scores(y, classes, Y, loo)
+    return (acc, mse) if return_mse else acc
+
+
+def loo_classification_scores(y, classes, Y, loo):
+    """Leave-one-out accuracy and squared error of one-vs-all ridge predictions.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Class labels.
+    classes, Y : ndarray
+        Output of :func:`one_vs_all_targets` for ``y``.
+    loo : ndarray of shape (n_alphas, n_samples, n_targets)
+        Leave-one-out predictions of ``Y``, one block per ridge.
+
+    Returns
+    -------
+    accuracy : ndarray of shape (n_alphas,)
+        Fraction of samples whose LOO class (:func:`decision_to_labels`) is right.
+    mse : ndarray of shape (n_alphas,)
+        LOO mean squared error of the ``{-1, +1}`` targets (over samples and targets).
+    """
+    acc = (decision_to_labels(classes, loo) == np.asarray(y)[None, :]).mean(axis=1)
+    return acc, ((loo - Y[None]) ** 2).mean(axis=(1, 2))
 
 
 @fill_doc(eig=_EIG)

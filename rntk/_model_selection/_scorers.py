@@ -207,10 +207,13 @@ class RidgeLOOScorer:
                 "out is interpolated by the others); drop alpha=0 from the grid or give "
                 "cv folds")
         if self.classification:
-            scale = gram_scale(K)
-            eig = eigh_gram(K, fit_intercept=True)
-            acc, mse = ridge_loo_scores_classification(eig, y, alphas * scale,
-                                                       return_mse=True)
+            acc, mse = self._classification_scores(K, y, alphas)
             return acc[:, None], -mse
         eig = eigh_gram(K, fit_intercept=False)
         return ridge_loo_scores_regression(eig, y, alphas)[:, None], None
+
+    def _classification_scores(self, K, y, alphas):
+        """LOO accuracy and squared error of the ridge classifier, relative ``alphas``."""
+        eig = eigh_gram(K, fit_intercept=True)
+        return ridge_loo_scores_classification(eig, y, alphas * gram_scale(K),
+                                               return_mse=True)

@@ -68,12 +68,22 @@ DOC = {
         "    If no CUDA GPU is usable (and numba's CUDA simulator is not enabled).\n"
         "rntk.KernelOverflowError\n"
         "    If a Gram holds inf or NaN."),
+    "X_plain": (
+        "Parameters\n"
+        "----------\n"
+        "X : array-like or list of arrays\n"
+        "    Series."),
     "X_predict": (
         "Parameters\n"
         "----------\n"
         "X : array-like or list of arrays\n"
         "    Series, in any layout accepted by :meth:`fit`."),
 }
+
+DOC["decision_function"] = (DOC["X_plain"] + "\n\nReturns\n-------\n"
+                             "scores : ndarray of shape (n_samples,) or (n_samples, n_classes)")
+DOC["X_fit_y"] = ("Parameters\n----------\n" + DOC["X_fit"]
+                  + "\ny : None\n    Ignored.")
 
 _FIELD = re.compile(r"\{(\w+)\}")
 
@@ -99,7 +109,8 @@ def fill_doc(**pieces):
         name = match.group(1)
         if name not in pieces:
             return match.group(0)
-        return pieces[name].strip("\n").replace("\n", "\n" + indent)
+        return "\n".join(indent + line if line else line
+                         for line in pieces[name].strip("\n").split("\n"))[len(indent):]
 
     def filled(doc):
         lines = []

@@ -17,6 +17,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from ._docs import fill_doc
 from ._sequences import as_sequences
 
 __all__ = ["check_int", "check_n_jobs", "check_nonnegative", "validate_fit_data",
@@ -135,6 +136,32 @@ def _as_list(X):
     return X
 
 
+_EST_X = """est : estimator
+    The estimator being fitted (receives the ``*_in_`` attributes); its
+    ``missing`` (``"raise"`` if it has none) decides NaN inside a series.
+X : array-like or list of arrays
+    Training series, in any layout of :func:`as_sequences`."""
+
+
+def _fit_sequences(est, X, validate_2d):
+    """Check the layout of training series and return them as a list of 2-D arrays.
+
+    A 2-D array goes through ``validate_2d(X)`` (scikit-learn's ``validate_data``, which
+    sets ``n_features_in_``); for other layouts stale ``*_in_`` attributes are removed.
+    """
+    X = _as_list(X)
+    _check_not_1d(X)
+    _reject_strings(X)
+    if _is_2d_array(X):
+        X = validate_2d(X)
+    else:
+        for attr in ("n_features_in_", "feature_names_in_"):
+            if hasattr(est, attr):
+                delattr(est, attr)
+    return as_sequences(X, "X", getattr(est, "missing", "raise"))
+
+
+@fill_doc(est_X=_EST_X)
 def validate_fit_data(est, X, y, regressor, check_targets=None):
     """Validate training series and targets, setting ``n_channels_in_`` on ``est``.
 
@@ -143,11 +170,7 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
 
     Parameters
     ----------
-    est : estimator
-        The estimator being fitted (receives the ``*_in_`` attributes); its
-        ``missing`` (``"raise"`` if it has none) decides NaN inside a series.
-    X : array-like or list of arrays
-        Training series, in any layout of :func:`as_sequences`.
+    {est_X}
     y : array-like
         Targets.
     regressor : bool
@@ -163,25 +186,21 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
     y : ndarray
         The validated targets.
     """
-    X = _as_list(X)
     if y is None:
         raise ValueError(
             f"This {type(est).__name__} estimator requires y to be passed, but the "
             "target y is None."
         )
-    _check_not_1d(X)
-    _reject_strings(X)
-    if _is_2d_array(X):
-        if check_targets is None:
-            X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
-                                 multi_output=regressor, y_numeric=regressor)
-        else:
-            X = validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
-    else:
-        for attr in ("n_features_in_", "feature_names_in_"):
-            if hasattr(est, attr):
-                delattr(est, attr)
-    xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
+
+    def validate_2d(X):
+        nonlocal y
+        if check_targets is not None:
+            return validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                             multi_output=regressor, y_numeric=regressor)
+        return X
+
+    xs = _fit_sequences(est, X, validate_2d)
     if check_targets is not None:
         check_consistent_length(xs, y)
         y = check_targets(y, xs)
@@ -198,6 +217,7 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
     return xs, y
 
 
+@fill_doc(est_X=_EST_X)
 def validate_fit_series(est, X):
     """Validate training series without targets (a transformer's ``fit``).
 
@@ -207,27 +227,15 @@ def validate_fit_series(est, X):
 
     Parameters
     ----------
-    est : estimator
-        The estimator being fitted (receives the ``*_in_`` attributes); its
-        ``missing`` (``"raise"`` if it has none) decides NaN inside a series.
-    X : array-like or list of arrays
-        Training series, in any layout of :func:`as_sequences`.
+    {est_X}
 
     Returns
     -------
     xs : list of ndarray of shape (T_i, n_channels)
         The series.
     """
-    X = _as_list(X)
-    _check_not_1d(X)
-    _reject_strings(X)
-    if _is_2d_array(X):
-        X = validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
-    else:
-        for attr in ("n_features_in_", "feature_names_in_"):
-            if hasattr(est, attr):
-                delattr(est, attr)
-    xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
+    xs = _fit_sequences(est, X, lambda X: validate_data(
+        est, X, dtype=np.float64, ensure_all_finite="allow-nan"))
     est.n_channels_in_ = xs[0].shape[1]
     return xs
 
