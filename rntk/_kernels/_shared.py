@@ -238,34 +238,44 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
     return k3, 1.0  # linear
 
 
-@njit(**_JIT)
 def self_variances(data, start, act, sw2, su2, sb2, sh2):
     """Pre-activation variances ``Sigma^(l,t)(x, x)`` (sigma_h included), end-aligned.
 
     Returns an array ``(L, T_max, n)``; positions before a series starts hold 1.0 so
-    that masked lanes of the pair kernel stay finite.
+    that masked lanes of the pair kernel stay finite. ``act`` is the activation code.
     """
-    t_max, m, n = data.shape
-    n_layers = sw2.shape[0]
-    out = np.ones((n_layers, t_max, n))
-    for i in range(n):
-        for l in range(n_layers):
-            v_rec = sh2  # covariance of the initial hidden state
-            for p in range(start[i], t_max):
-                if l == 0:  # the pair kernel's input product, in its order
-                    if m == 1:
-                        inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
+    return _SELF_VARIANCES[act](data, start, sw2, su2, sb2, sh2)
+
+
+def _make_self_variances(act):
+    """Return :func:`self_variances` compiled for activation ``act`` (a constant)."""
+
+    @njit(**_JIT)
+    def variances(data, start, sw2, su2, sb2, sh2):
+        """Self variances of the activation ``act`` (see :func:`self_variances`)."""
+        t_max, m, n = data.shape
+        n_layers = sw2.shape[0]
+        out = np.ones((n_layers, t_max, n))
+        for i in range(n):
+            for l in range(n_layers):
+                v_rec = sh2  # covariance of the initial hidden state
+                for p in range(start[i], t_max):
+                    if l == 0:  # the pair kernel's input product, in its order
+                        if m == 1:
+                            inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
+                        else:
+                            dot = 0.0
+                            for k in range(m):
+                                dot += _mul(data[p, k, i], data[p, k, i])
+                            inp = su2[0] * ((1.0 / m) * dot)
                     else:
-                        dot = 0.0
-                        for k in range(m):
-                            dot += _mul(data[p, k, i], data[p, k, i])
-                        inp = su2[0] * ((1.0 / m) * dot)
-                else:
-                    inp = su2[l] * _v_self(act, out[l - 1, p, i])
-                s = _cov(sw2[l], v_rec, inp, sb2[l])
-                out[l, p, i] = s
-                v_rec = _v_self(act, s)
-    return out
+                        inp = su2[l] * _v_self(act, out[l - 1, p, i])
+                    s = _cov(sw2[l], v_rec, inp, sb2[l])
+                    out[l, p, i] = s
+                    v_rec = _v_self(act, s)
+        return out
+
+    return variances
 
 
 @njit(inline="always", **_JIT)
@@ -281,6 +291,10 @@ def _v_self(act, k):
         r = _erf_r(k)
         return _v_phi(1, 2.0 * k * r * r, r, 2.0 * k * r * r, r, k, True)[0]
     return k
+
+
+#: The compiled self variances, by activation code (compiled on first use).
+_SELF_VARIANCES = tuple(_make_self_variances(act) for act in range(3))
 
 
 def n_chains(t_max, stride, band=-1):

@@ -111,8 +111,13 @@ def compile_notice(dispatcher, what="the RNTK engine", after=2.0):
         yield
         return
     import sys
+    import time
+
+    said = threading.Event()
+    start = time.perf_counter()
 
     def say():
+        said.set()
         print(f"rntk: compiling {what} for this machine with numba (first use only; the "
               "result is cached on disk for later runs) ...", file=sys.stderr, flush=True)
 
@@ -123,3 +128,6 @@ def compile_notice(dispatcher, what="the RNTK engine", after=2.0):
         yield
     finally:
         timer.cancel()
+        if said.is_set():
+            print(f"rntk: compiled {what} in {time.perf_counter() - start:.1f} s",
+                  file=sys.stderr, flush=True)

@@ -1,0 +1,45 @@
+"""The Numba engines' on-disk cache, one engine per activation (STYLE item 7)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+# 80 x 40: 80 * 81 / 2 * 40 = 129,600 pair-steps, above the engine's serial threshold, so
+# that the parallel region really runs with the thread counts asked for
+_CODE = """
+import numba, numpy as np
+from rntk import rntk_kernel
+from rntk._kernels import _rntk, _shared
+X = np.random.default_rng(0).normal(size=(80, 40))
+for act in ("relu", "erf", "linear"):
+    K = [rntk_kernel(X, activation=act, n_jobs=n)
+         for n in (1, numba.config.NUMBA_NUM_THREADS, 1)]
+    numba.set_num_threads(1)
+    K.append(rntk_kernel(X, activation=act))
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert all(np.allclose(k, K[0], rtol=1e-13, atol=0) for k in K), act
+stats = [f.stats for f in _rntk._PAIR_KERNELS + _shared._SELF_VARIANCES]
+print(sum(sum(s.cache_hits.values()) for s in stats),
+      sum(sum(s.cache_misses.values()) for s in stats))
+"""
+
+
+def _run(cache, threads=None):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    if threads is not None:
+        env["NUMBA_NUM_THREADS"] = str(threads)
+    done = subprocess.run([sys.executable, "-c", _CODE], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return tuple(int(n) for n in done.stdout.split())
+
+
+@pytest.mark.slow
+def test_each_activation_compiles_once_then_loads_under_any_thread_count(tmp_path):
+    # a fresh cache: the three engines and their self variances are compiled and saved
+    assert _run(tmp_path) == (0, 6)
+    # later processes load all six, with one thread or the default, changed between calls
+    assert _run(tmp_path, threads=1) == (6, 0)
+    assert _run(tmp_path) == (6, 0)
