@@ -6,13 +6,15 @@ import functools
 import importlib.util
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
 
 
@@ -220,10 +222,21 @@ def test_tune_readout_grid_quick(panel, tmp_path):
 
 
 def test_bench_large_n_quick(tmp_path):
-    import csv
-
     out = tmp_path / "large_n.csv"
     _script("bench_large_n.py").main(["--quick", "--only", "rntk", "--out", str(out)])
     rows = list(csv.DictReader(out.open()))
     assert len(rows) == 1 and "[features]" in rows[0]["method"]
     assert int(rows[0]["n_components"]) == 40 and float(rows[0]["accuracy"]) > 0.5
+
+
+@pytest.mark.slow
+def test_bench_first_run_quick(tmp_path, monkeypatch):
+    # on a copy of the package: the cold run deletes the numba cache of the tree it times
+    shutil.copytree(ROOT / "rntk", tmp_path / "rntk",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    module = _script("bench_first_run.py")
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    summary = module.main(["--quick"])
+    after = summary["after"]
+    assert after["cold_wall"] > 0 and after["warm_wall"] > 0
+    assert np.isfinite(after["cold_fit"]) and np.isfinite(after["warm_fit"])
