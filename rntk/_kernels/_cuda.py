@@ -174,20 +174,14 @@ def _kernels(dtype):
                 return tail + F(0.5) * k3, F(0.5) - q
             return tail, q
         elif act == 1:  # erf
-            c = min(max(F(2.0) * k3 * r1 * r2, F(-1.0)), F(1.0))
-            c = F(2.0) * k3 * r1 * r1 if same else c
+            t = F(2.0) * k3 * r1
+            c = t * r1 if same else min(max(t * r2, F(-1.0)), F(1.0))
             ac = abs(c)
-            e1 = a1 - ac
-            e2 = a2 - ac
-            near = same or (abs(e1) <= F(SNAP) and abs(e2) <= F(SNAP))
-            g = F(0.0) if near else max(ac * (e1 + e2) + e1 * e2, F(0.0))
-            u1 = r1 * r1
-            u2 = r2 * r2
-            sin2 = u1 + u2 * a1 + g
-            rt = math.sqrt(sin2)
-            inv = F(1.0) / ((F(1.0) + ac) * rt)
-            return (F(TWO_OVER_PI) * asin(c, sin2 * rt * inv),
-                    F(FOUR_OVER_PI) * r1 * r2 * ((F(1.0) + ac) * inv))
+            e = (a1 - ac) + (a2 - ac)
+            e = F(0.0) if (same or e <= F(2.0 * SNAP)) else e
+            om = F(0.5) * ((r1 * r1 + r2 * r2) + e)
+            return (F(TWO_OVER_PI) * asin(c, om),
+                    F(FOUR_OVER_PI) * r1 * r2 / math.sqrt(om * (F(1.0) + ac)))
         return k3, F(1.0)  # linear
 
     @cuda.jit(fastmath=fast)

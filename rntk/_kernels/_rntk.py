@@ -64,41 +64,48 @@ _SERIAL_WORK = 100_000
 
 
 @njit(inline="always", **_JIT)
-def _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj):
-    """Store column ``jj``'s ``V_phi``, ``V_phi'`` and ``Theta`` (0 before it starts)."""
-    vv, vd = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
-    active = p >= ystart[jj]
-    v[jj] = vv if active else 0.0
-    d[jj] = vd if active else 0.0
-    th[jj] = t if active else 0.0
+def _update(act, a1, r1, s, t, ya, yr, same, v, d, th, jj):
+    """Store column ``jj``'s ``V_phi``, ``V_phi'`` and ``Theta``."""
+    v[jj], d[jj] = _v_phi(act, a1, r1, ya[jj], yr[jj], s, same[jj])
+    th[jj] = t
 
 
 @njit(inline="always", **_JIT)
-def _first_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th):
+def _first_layer(act, a1, r1, sw2, su2, sb2, ya, yr, xin, yin, same, v, d, th):
     """Layer 1 at one step; column ``jj``'s input inner product is ``xin * yin[jj]``."""
     for jj in range(v.shape[0]):
         s = _cov(sw2, v[jj], su2 * (xin * yin[jj]), sb2)
         t = s + sw2 * d[jj] * th[jj]
-        _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
+        _update(act, a1, r1, s, t, ya, yr, same, v, d, th, jj)
 
 
 @njit(inline="always", **_JIT)
-def _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th):
+def _upper_layer(act, a1, r1, sw2, su2, sb2, ya, yr, inp, below, same, v, d, th):
     """Layer l > 1 at one step, from layer l-1's ``V_phi`` and ``su2 V_phi' Theta``."""
     for jj in range(v.shape[0]):
         s = _cov(sw2, v[jj], su2 * inp[jj], sb2)
         t = s + sw2 * d[jj] * th[jj] + below[jj]
-        _update(act, p, a1, r1, s, t, ystart, ya, yr, same, v, d, th, jj)
+        _update(act, a1, r1, s, t, ya, yr, same, v, d, th, jj)
 
 
 @njit(inline="always", **_JIT)
-def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, inp, below, same, v, d,
-           th):
-    """One (layer, step) of the recursion for a row against a tile of columns."""
+def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, y_started, ya, yr, xin, yin, inp, below,
+           same, v, d, th):
+    """One (layer, step) of the recursion for a row against a tile of columns.
+
+    Every lane is updated; a column that starts after step ``p`` (there are some only
+    before ``y_started``) is then reset to 0, its state before its first step.
+    """
     if l == 0:
-        _first_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, xin, yin, same, v, d, th)
+        _first_layer(act, a1, r1, sw2, su2, sb2, ya, yr, xin, yin, same, v, d, th)
     else:
-        _upper_layer(act, p, a1, r1, sw2, su2, sb2, ystart, ya, yr, inp, below, same, v, d, th)
+        _upper_layer(act, a1, r1, sw2, su2, sb2, ya, yr, inp, below, same, v, d, th)
+    if p < y_started:
+        for jj in range(v.shape[0]):
+            if p < ystart[jj]:
+                v[jj] = 0.0
+                d[jj] = 0.0
+                th[jj] = 0.0
 
 
 def _make_pair_kernel(act):
@@ -160,8 +167,10 @@ def _make_pair_kernel(act):
             self_lane = symmetric and j0 <= i < j1
             ys = ystart[j0:j1]
             first_y = t_max
+            last_y = 0  # every column has started from this step on
             for jj in range(nb):
                 first_y = min(first_y, ys[jj])
+                last_y = max(last_y, ys[jj])
             if stride == 0:
                 n_xcuts = 1
                 n_ycuts = 0
@@ -204,8 +213,8 @@ def _make_pair_kernel(act):
                                 inp[jj] = v[l - 1, jj]
                                 below[jj] = su2[l] * d[l - 1, jj] * th[l - 1, jj]
                         _layer(act, l, py, xa[l, px, i], xr[l, px, i], sw2[l], su2[l],
-                               sb2[l], ys, ya[l, py, j0:j1], yr[l, py, j0:j1], xin, yin, inp,
-                               below, same, v[l], d[l], th[l])
+                               sb2[l], ys, last_y, ya[l, py, j0:j1], yr[l, py, j0:j1], xin,
+                               yin, inp, below, same, v[l], d[l], th[l])
                     if p == last or (stride > 0 and (last - p) % stride == 0):
                         top = n_layers - 1
                         if want_ntk:

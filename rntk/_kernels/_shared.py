@@ -202,10 +202,12 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
     ``V_phi = sqrt(k1 k2) (sin t - t |c|) / (2 pi) + [c >= 0] k3 / 2`` and
     ``V_phi' = [c >= 0] / 2 -+ t / (2 pi)``: at ``c = 1`` exactly ``k3 / 2`` and 1/2,
     the values of a series with itself, so that a series and its copy run the same
-    recursion. erf: ``1 - c^2 = u1 + u2 - u1 u2 + (p1 p2 - c^2)`` with
-    ``u = 1 / (1 + 2k)``, ``p = 2 k u`` (the factor ``a``: ``c`` of a series with
-    itself), and ``p1 p2 - c^2 = |c| (e1 + e2) + e1 e2`` from the exact differences
-    ``e = p - |c|``: 0 for a series and its copy, never negative by rounding.
+    recursion. erf: ``1 - |c| = (u1 + u2 + e1 + e2) / 2`` with ``u = 1 / (1 + 2k)``
+    (``r^2``) and the exact differences ``e = p - |c|`` from ``p = 2 k u`` (the factor
+    ``a``: ``c`` of a series with itself, ``1 - u``); every term is positive
+    (``e1 + e2 >= 0`` by Cauchy-Schwarz), and ``1 - c^2 = (1 - |c|)(1 + |c|)``. A series
+    and its copy have ``e1 = e2 = 0``: ``1 - |c| = u``, bitwise the value of a series
+    with itself.
     """
     if act == 0:  # ReLU
         c = min(max(k3 * r1 * r2, -1.0), 1.0)
@@ -220,21 +222,15 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
             return tail + 0.5 * k3, 0.5 - q
         return tail, q
     elif act == 1:  # erf
-        c = min(max(2.0 * k3 * r1 * r2, -1.0), 1.0)
-        c = 2.0 * k3 * r1 * r1 if same else c
+        t = 2.0 * k3 * r1
+        c = t * r1 if same else min(max(t * r2, -1.0), 1.0)
         ac = abs(c)
-        e1 = a1 - ac
-        e2 = a2 - ac
+        e = (a1 - ac) + (a2 - ac)  # e1 + e2 >= 0
         # a series and its copy (e within rounding of 0): the lane of a series with itself
-        near = same or (abs(e1) <= _SNAP and abs(e2) <= _SNAP)
-        g = 0.0 if near else max(ac * (e1 + e2) + e1 * e2, 0.0)
-        u1 = r1 * r1
-        u2 = r2 * r2
-        sin2 = u1 + u2 * a1 + g  # 1 - c^2 > 0 (a1 = 1 - u1)
-        rt = math.sqrt(sin2)
-        inv = 1.0 / ((1.0 + ac) * rt)  # one division for 1 - |c| and 1 / sqrt(1 - c^2)
-        return ((2.0 / math.pi) * _asin(c, sin2 * rt * inv),
-                (4.0 / math.pi) * r1 * r2 * ((1.0 + ac) * inv))
+        e = 0.0 if (same or e <= 2.0 * _SNAP) else e
+        om = 0.5 * ((r1 * r1 + r2 * r2) + e)  # 1 - |c| > 0
+        return ((2.0 / math.pi) * _asin(c, om),
+                (4.0 / math.pi) * r1 * r2 / math.sqrt(om * (1.0 + ac)))
     return k3, 1.0  # linear
 
 
@@ -256,23 +252,29 @@ def _make_self_variances(act):
         t_max, m, n = data.shape
         n_layers = sw2.shape[0]
         out = np.ones((n_layers, t_max, n))
-        for i in range(n):
-            for l in range(n_layers):
-                v_rec = sh2  # covariance of the initial hidden state
-                for p in range(start[i], t_max):
-                    if l == 0:  # the pair kernel's input product, in its order
-                        if m == 1:
-                            inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
-                        else:
-                            dot = 0.0
-                            for k in range(m):
-                                dot += _mul(data[p, k, i], data[p, k, i])
-                            inp = su2[0] * ((1.0 / m) * dot)
-                    else:
+        v_rec = np.empty(n)  # V_phi of each series' previous hidden state
+        dot = np.empty(n)
+        # one step of every series at a time: the loops over series vectorise (the
+        # recursion of one series runs along p); a series is idle before its start
+        for l in range(n_layers):
+            v_rec[:] = sh2  # covariance of the initial hidden state
+            for p in range(t_max):
+                if l == 0 and m > 1:  # the pair kernel's input product, in its order
+                    dot[:] = 0.0
+                    for k in range(m):
+                        for i in range(n):
+                            dot[i] += _mul(data[p, k, i], data[p, k, i])
+                for i in range(n):
+                    if l > 0:
                         inp = su2[l] * _v_self(act, out[l - 1, p, i])
-                    s = _cov(sw2[l], v_rec, inp, sb2[l])
-                    out[l, p, i] = s
-                    v_rec = _v_self(act, s)
+                    elif m == 1:
+                        inp = su2[0] * (data[p, 0, i] * data[p, 0, i])
+                    else:
+                        inp = su2[0] * ((1.0 / m) * dot[i])
+                    s = _cov(sw2[l], v_rec[i], inp, sb2[l])
+                    active = p >= start[i]
+                    out[l, p, i] = s if active else 1.0
+                    v_rec[i] = _v_self(act, s) if active else v_rec[i]
         return out
 
     return variances

@@ -172,24 +172,22 @@ def _v_phi(act, k1, k2, k3, same):
         r2 = 1.0 / torch.sqrt(1.0 + 2.0 * k2)
         p1 = 2.0 * k1 * r1 * r1  # correlation of each series with itself
         p2 = 2.0 * k2 * r2 * r2
-        u1, u2, r12 = r1 * r1, r2 * r2, r1 * r2
         c = (2.0 * k3 * r1 * r2).clamp(-1.0, 1.0)
         ac = c.abs()
-        e1, e2 = p1 - ac, p2 - ac
-        g = (ac * (e1 + e2) + e1 * e2).clamp(min=0.0)  # p1 p2 - c^2, no cancellation
-        near = (e1.abs() <= _SNAP) & (e2.abs() <= _SNAP)  # a series and its copy
-        g = torch.where(near, torch.zeros_like(g), g)
+        e = (p1 - ac) + (p2 - ac)  # e1 + e2 >= 0: the exact differences p - |c|
+        near = e <= 2.0 * _SNAP  # a series and its copy
         if same is not None:
             c = torch.where(same, p1, c)
             ac = c.abs()
-            g = torch.where(same, torch.zeros_like(g), g)
-        sin2 = u1 + u2 * p1 + g  # 1 - c^2 > 0
+            near = near | same
+        e = torch.where(near, torch.zeros_like(e), e)
+        om = 0.5 * ((r1 * r1 + r2 * r2) + e)  # 1 - |c| > 0, no cancellation
         big = ac > 0.5
-        # asin near +-1 from 1 - |c| = (1 - c^2) / (1 + |c|), not from c
+        # asin near +-1 from 1 - |c|, not from c
         small = torch.where(big, torch.zeros_like(c), c)
-        folded = 0.5 * pi - 2.0 * torch.asin(torch.sqrt(0.5 * sin2 / (1.0 + ac)))
+        folded = 0.5 * pi - 2.0 * torch.asin(torch.sqrt(0.5 * om))
         asin = torch.where(big, torch.sign(c) * folded, torch.asin(small))
-        return 2.0 / pi * asin, 4.0 / pi * r12 / torch.sqrt(sin2)
+        return 2.0 / pi * asin, 4.0 / pi * r1 * r2 / torch.sqrt(om * (1.0 + ac))
     return k3, torch.ones_like(k3)  # linear
 
 
