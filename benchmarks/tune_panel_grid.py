@@ -18,6 +18,10 @@ criterion, an ensemble rule) by
 * **test accuracy** (reported, never used for a choice): the same selection on the whole
   training set, scored on the test set.
 
+Beside the settings of the default, ``SETTINGS`` holds those tried and kept out (see
+``benchmarks/README.md``): coarser pools, the same networks on amplitude spectra
+(:func:`spectrum`), and the banded settings on series pooled to at most 256 or 384 steps.
+
 Missing values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
 (``numpy.interp``, edge values at the ends), the archive's own adjustment.
 
@@ -71,7 +75,38 @@ SETTINGS = {
     "raw_band8": (False, 1, dict(MEAN, readout_band=8)),
     "raw_pool4": (False, 4, MEAN),
     "pool8": ("rms", 8, MEAN),
+    "pool16": ("rms", 16, MEAN),
+    "raw_pool8": (False, 8, MEAN),
+    # the banded settings on series pooled to at most 256 steps ("cap": the pool is
+    # ceil(longest / 256), 1 for shorter series)
+    "band8_cap256": ("rms", "cap256", dict(MEAN, readout_band=8)),
+    "raw_band8_cap256": (False, "cap256", dict(MEAN, readout_band=8)),
+    "band8_cap384": ("rms", "cap384", dict(MEAN, readout_band=8)),
+    "raw_band8_cap384": (False, "cap384", dict(MEAN, readout_band=8)),
+    # the same networks on each series' amplitude spectrum (see ``spectrum``)
+    "spec_band8": ("rms", 1, dict(MEAN, readout_band=8)),
+    "spec_last": ("norm", 1, dict(LAST, diff=False)),
 }
+#: Settings that read ``spectrum(x)`` instead of ``x``.
+SPECTRAL = {"spec_band8", "spec_last"}
+
+
+def spectrum(xs, n_bins=128):
+    """Amplitude spectra of the series on a common grid of ``n_bins`` frequencies.
+
+    ``|rfft|`` of each channel (mean removed), interpolated onto ``n_bins`` frequencies
+    from 0 to 1/2 cycle per step, so that series of any length give the same bins.
+    """
+    out = []
+    for x in xs:
+        x = np.asarray(x, dtype=float)
+        x = x[:, None] if x.ndim == 1 else x
+        amp = np.abs(np.fft.rfft(x - x.mean(axis=0), axis=0))
+        f = np.fft.rfftfreq(len(x))
+        grid = np.linspace(0.0, 0.5, n_bins)
+        out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
+    return out
+
 
 
 def impute(X):
@@ -117,6 +152,10 @@ def grams(name, key, data, cache):
         how, pool, kw = SETTINGS[key]
         if kw.get("readout") == "mean":
             kw = dict(kw, readout_stride=_stride(key, [len(x) for x in xtr]))
+        if key in SPECTRAL:
+            xtr, xte = spectrum(xtr), spectrum(xte)
+        if isinstance(pool, str):  # "capN": pool to at most N steps
+            pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
         t0 = time.perf_counter()
         Ktr = rntk_kernel(xtr, **kw)
@@ -199,13 +238,13 @@ def rank_keys(t, order, criterion):
 
 
 def predict(t, subset, rule, criterion, keys):
+    """Held-out accuracy of one variant: settings ``subset``, selection ``rule``."""
     for name, alpha in PRIORS:
         if keys.index(name) in subset:
             t = dict(t, prior=(keys.index(name), DEFAULT_ALPHA.index(alpha)))
             break
     else:
         t = dict(t, prior=None)
-    """Held-out accuracy of one variant: settings ``subset``, selection ``rule``."""
     n_a = t["score"].shape[1]
     order = [(s, a) for s in subset for a in range(n_a)]  # grid order
     keys = dict(zip(order, rank_keys(t, order, criterion)))
@@ -266,6 +305,39 @@ VARIANTS = {
         "last_d0 band8 raw_band8 raw_pool4 pool8", "top3"),
     "last_d0 + band8 + raw_pool4 + pool8, top-3 average": (
         "last_d0 band8 raw_pool4 pool8", "top3"),
+    # coarser scales (issue 24: pooling helped most on outline and shape sets)
+    "the default + pool16, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 pool16", "top2"),
+    "the default + raw_pool8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 raw_pool8", "top2"),
+    "the default + pool16 + raw_pool8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 pool16 raw_pool8", "top2"),
+    "the default + pool16, top-3 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 pool16", "top3"),
+    "the default + pool16 + raw_pool8, top-3 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 pool16 raw_pool8", "top3"),
+    "the default + spec_band8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 spec_band8", "top2"),
+    "the default + spec_last, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 spec_last", "top2"),
+    "the default + spec_band8 + spec_last, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 spec_band8 spec_last", "top2"),
+    "the default + spec_band8, top-3 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 spec_band8", "top3"),
+    "the default, bands capped at 256 steps, top-2 average": (
+        "last_d0 band8_cap256 raw_band8_cap256 raw_pool4 pool8", "top2"),
+    "the default, bands capped at 384 steps, top-2 average": (
+        "last_d0 band8_cap384 raw_band8_cap384 raw_pool4 pool8", "top2"),
+    "the default, bands capped at 256 steps, + spec_band8, top-3 average": (
+        "last_d0 band8_cap256 raw_band8_cap256 raw_pool4 pool8 spec_band8", "top3"),
+    "the default, bands capped at 256 steps, + spec_band8, top-2 average": (
+        "last_d0 band8_cap256 raw_band8_cap256 raw_pool4 pool8 spec_band8", "top2"),
+    "the default, bands capped at 384 steps, + spec_band8, top-3 average": (
+        "last_d0 band8_cap384 raw_band8_cap384 raw_pool4 pool8 spec_band8", "top3"),
+    "the default without raw_band8, + spec_band8, top-3 average": (
+        "last_d0 band8 raw_pool4 pool8 spec_band8", "top3"),
+    "the default with pool16 for pool8, top-2 average": (
+        "last_d0 band8 raw_band8 raw_pool4 pool16", "top2"),
 }
 CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
 #: The prior of ``accuracy_prior`` (setting, ridge): the candidate taken when every
@@ -306,6 +378,8 @@ def evaluate(names, keys, args, cache):
                                       for t in ts], weights=w)) if ts else np.nan})
         for crit in CRITERIA:
             for var, (settings, rule) in VARIANTS.items():
+                if not set(settings.split()) <= set(keys):
+                    continue  # a setting left out of --settings
                 sub = [keys.index(k) for k in settings.split()]
                 row = {"dataset": name, "variant": var, "criterion": crit}
                 for how, ts in tables.items():
@@ -349,6 +423,8 @@ def report(rows, out):
     for var in VARIANTS:
         for crit in CRITERIA:
             r = [x for x in rows if x["variant"] == var and x["criterion"] == crit]
+            if not r:
+                continue
             m = {h: 100 * np.nanmean([x[h] for x in r])
                  for h in ("nested", "shot1", "shot2", "test")}
             lines.append(f"| {var} | {crit} | {m['nested']:.2f} | {m['shot1']:.2f} | "
