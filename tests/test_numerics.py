@@ -69,6 +69,20 @@ def test_a_copy_has_the_kernel_of_the_series_with_itself(engine, activation, len
     assert _rel(K[1, 1], K[0, 0]) <= EXACT
 
 
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_erf_in_its_chaotic_phase_keeps_a_series_on_correlation_one(engine):
+    # erf with sigma_w^2 = 2 is in the chaotic phase: correlation 1 is an unstable fixed
+    # point of the recursion, so a rounding that moves a series paired with itself off
+    # c = 1 grows step by step. A V operator that did so (the previous form of 1 - c^2
+    # without its near-copy test) put this diagonal 9.3e-6 from the reference at T = 150
+    # (1.6e-4 with 12 series), while copies still equalled the diagonal.
+    X = np.random.default_rng(0).normal(size=(2, 150))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    K = engine(X, activation="erf")
+    R = ref.rntk_gram(X, activation="erf")
+    assert np.max(np.abs(K - R) / np.abs(R)) <= 1e-10
+
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(1, 5000),
        log_amplitude=st.floats(-3.0, 3.0), activation=st.sampled_from(["relu", "erf"]),
