@@ -414,6 +414,8 @@ class BaseKernelSearchCV(BaseEstimator):
     def _search(self, X, y, groups):
         base = self._base_estimator()
         raw, y = validate_fit_data(self, X, y, base._is_regressor)
+        if not base._is_regressor and np.unique(y).size < 2:  # before any candidate runs
+            raise ValueError("The number of classes has to be greater than one; got 1 class")
         candidates = self._candidates(base, raw)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
