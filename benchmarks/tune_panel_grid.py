@@ -97,16 +97,13 @@ def spectrum(xs, n_bins=128):
     ``|rfft|`` of each channel (mean removed), interpolated onto ``n_bins`` frequencies
     from 0 to 1/2 cycle per step, so that series of any length give the same bins.
     """
+    grid = np.linspace(0.0, 0.5, n_bins)
     out = []
-    for x in xs:
-        x = np.asarray(x, dtype=float)
-        x = x[:, None] if x.ndim == 1 else x
+    for x in xs:  # (T, m) sequences
         amp = np.abs(np.fft.rfft(x - x.mean(axis=0), axis=0))
         f = np.fft.rfftfreq(len(x))
-        grid = np.linspace(0.0, 0.5, n_bins)
         out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
     return out
-
 
 
 def impute(X):

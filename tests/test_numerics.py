@@ -69,7 +69,6 @@ def test_a_copy_has_the_kernel_of_the_series_with_itself(engine, activation, len
     assert _rel(K[1, 1], K[0, 0]) <= EXACT
 
 
-
 @pytest.mark.parametrize("engine", ENGINES)
 def test_erf_in_its_chaotic_phase_keeps_a_series_on_correlation_one(engine):
     # erf with sigma_w^2 = 2 is in the chaotic phase: correlation 1 is an unstable fixed
@@ -82,6 +81,7 @@ def test_erf_in_its_chaotic_phase_keeps_a_series_on_correlation_one(engine):
     K = engine(X, activation="erf")
     R = ref.rntk_gram(X, activation="erf")
     assert np.max(np.abs(K - R) / np.abs(R)) <= 1e-10
+
 
 @settings(max_examples=12, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(1, 5000),

@@ -151,7 +151,6 @@ def test_zero_gram_says_so_not_the_alpha_message():
         search.fit(X, y)
 
 
-
 @pytest.mark.parametrize("protocol", ["loo", "paper"])
 def test_one_class_is_refused_before_the_search(protocol):
     # before: the leave-one-out search failed inside numpy ("zero-size array to reduction
@@ -161,6 +160,7 @@ def test_one_class_is_refused_before_the_search(protocol):
         warnings.simplefilter("error")  # no FitFailedWarning: nothing is fitted
         with pytest.raises(ValueError, match="greater than one; got 1 class"):
             RNTKClassifierCV(protocol=protocol).fit(X, np.ones(6))
+
 
 def _fake_memory(tmp_path, cgroup_lines, files):
     meminfo = tmp_path / "meminfo"

@@ -204,6 +204,13 @@ def ridge_loo_predictions(eig, Y, alphas, fit_intercept=None):
     return out
 
 
+def _check_two_classes(classes):
+    """Raise scikit-learn's error when ``classes`` holds fewer than two labels."""
+    if len(classes) < 2:
+        raise ValueError(
+            f"The number of classes has to be greater than one; got {len(classes)} class")
+
+
 def one_vs_all_targets(y):
     """Classes and the ``{-1, +1}`` one-vs-all targets of ``RidgeClassifierCV``.
 
@@ -221,9 +228,7 @@ def one_vs_all_targets(y):
         column, ``+1`` for ``classes[1]``.
     """
     classes, idx = np.unique(np.asarray(y), return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"The number of classes has to be greater than one; got {classes.size} class")
+    _check_two_classes(classes)
     Y = -np.ones((idx.size, classes.size))
     Y[np.arange(idx.size), idx] = 1.0
     if classes.size == 2:

@@ -19,6 +19,7 @@ from sklearn.svm import SVC
 from sklearn.utils.class_weight import compute_class_weight
 
 from ._loo import (
+    _check_two_classes,
     eigh_gram,
     gram_scale,
     ridge_loo_scores_classification,
@@ -73,10 +74,7 @@ class FastSVC:
     def _fold_libsvm(K_train, y_train, K_test, y_test, C, class_weight, max_iter):
         classes, y_enc = np.unique(y_train, return_inverse=True)
         weights = compute_class_weight(class_weight, classes=classes, y=y_train)
-        if len(classes) < 2:
-            raise ValueError(
-                f"The number of classes has to be greater than one; got {len(classes)} class"
-            )
+        _check_two_classes(classes)
         y_enc = np.asarray(y_enc, dtype=np.float64, order="C")
         K_train = np.ascontiguousarray(K_train, dtype=np.float64)
         K_test = np.ascontiguousarray(K_test, dtype=np.float64)

@@ -35,6 +35,7 @@ from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
 from . import _grids
 from ._ensemble import AveragedClassifier
 from ._features import feature_path
+from ._loo import _check_two_classes
 from ._scorers import RidgeLOOScorer
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -414,8 +415,8 @@ class BaseKernelSearchCV(BaseEstimator):
     def _search(self, X, y, groups):
         base = self._base_estimator()
         raw, y = validate_fit_data(self, X, y, base._is_regressor)
-        if not base._is_regressor and np.unique(y).size < 2:  # before any candidate runs
-            raise ValueError("The number of classes has to be greater than one; got 1 class")
+        if not base._is_regressor:  # before any candidate runs
+            _check_two_classes(np.unique(y))
         candidates = self._candidates(base, raw)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
