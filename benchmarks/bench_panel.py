@@ -5,7 +5,7 @@ panel), the script times ``fit`` + ``predict`` of ``RNTKClassifierCV()`` and of 
 ``MiniRocketClassifier(random_state=0)`` in the same process, after a warm-up call of
 each (numba's compilation excluded), with ``bench_ucr_protocols.py``'s runner. Missing
 values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
-(``numpy.interp``, edge values at the ends; the archive's own adjustment) for both
+(:func:`rntk.interpolate_missing`, edge values at the ends; the archive's own adjustment) for both
 methods; trailing ``NaN`` stay as padding of variable-length series.
 
 Writes ``results.csv`` and ``summary.md`` (per set: ours, MiniRocket, the published
@@ -33,9 +33,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
-from tune_panel_grid import impute, peer_results  # noqa: E402
+from tune_panel_grid import peer_results  # noqa: E402
 
-from rntk import RNTKClassifierCV  # noqa: E402
+from rntk import RNTKClassifierCV, interpolate_missing  # noqa: E402
 from rntk.datasets import read_tsv  # noqa: E402
 
 
@@ -43,7 +43,7 @@ def _load(name, home):
     out = []
     for split in ("TRAIN", "TEST"):
         X, y = read_tsv(Path(home) / name / f"{name}_{split}.tsv")
-        out += [impute(X), np.asarray(y)]
+        out += [interpolate_missing(X), np.asarray(y)]
     return out
 
 

@@ -23,7 +23,7 @@ Beside the settings of the default, ``SETTINGS`` holds those tried and kept out 
 (:func:`spectrum`), and the banded settings on series pooled to at most 256 or 384 steps.
 
 Missing values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
-(``numpy.interp``, edge values at the ends), the archive's own adjustment.
+(:func:`rntk.interpolate_missing`, edge values at the ends), the archive's own adjustment.
 
 Usage::
 
@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from rntk import rntk_kernel
+from rntk import interpolate_missing, rntk_kernel
 from rntk.datasets import read_tsv
 from rntk.model_selection import (
     DEFAULT_ALPHA,
@@ -106,25 +106,12 @@ def spectrum(xs, n_bins=128):
     return out
 
 
-def impute(X):
-    """Fill NaN inside each row by linear interpolation; trailing NaN stay (padding)."""
-    X = np.array(X, dtype=float)
-    for row in X.reshape(-1, X.shape[-1]) if X.ndim == 2 else X:
-        ok = np.isfinite(row)
-        if ok.all() or not ok.any():
-            continue
-        end = np.flatnonzero(ok)[-1] + 1
-        t = np.arange(end)
-        row[:end] = np.interp(t, t[ok[:end]], row[:end][ok[:end]])
-    return X
-
-
 def load(name, data_home):
     """Training and test series (imputed) and labels of one dataset."""
     out = []
     for split in ("TRAIN", "TEST"):
         X, y = read_tsv(Path(data_home) / name / f"{name}_{split}.tsv")
-        out += [as_sequences(impute(X), "X"), np.asarray(y)]
+        out += [as_sequences(interpolate_missing(X), "X"), np.asarray(y)]
     return out
 
 
