@@ -18,9 +18,13 @@ criterion, an ensemble rule) by
 * **test accuracy** (reported, never used for a choice): the same selection on the whole
   training set, scored on the test set.
 
-Beside the settings of the default, ``SETTINGS`` holds those tried and kept out (see
+Beside the settings of the default, ``SETTINGS`` holds those tried (see
 ``benchmarks/README.md``): coarser pools, the same networks on amplitude spectra
-(:func:`spectrum`), and the banded settings on series pooled to at most 256 or 384 steps.
+(:func:`spectrum`; ``_short``: no more frequencies than the longest series has, as the
+default grid does), the banded settings on series pooled to at most 128, 256 or 384
+steps (``_cap``; 128 is the default's), narrower bands, and the pooled settings with at
+most 64 readouts (``_r64``). A variant may name its prior candidates (the pair the
+default averages with one series per class; :func:`best_pairs` ranks the pairs).
 
 Missing values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
 (:func:`rntk.interpolate_missing`, edge values at the ends), the archive's own adjustment.
@@ -33,6 +37,7 @@ Usage::
 
 import argparse
 import csv
+import hashlib
 import pickle
 import time
 import warnings
@@ -86,9 +91,20 @@ SETTINGS = {
     # the same networks on each series' amplitude spectrum (see ``spectrum``)
     "spec_band8": ("rms", 1, dict(MEAN, readout_band=8)),
     "spec_last": ("norm", 1, dict(LAST, diff=False)),
+    # cheaper bands: a narrower band, or series pooled to at most 128 steps
+    "band4": ("rms", 1, dict(MEAN, readout_band=4)),
+    "raw_band4": (False, 1, dict(MEAN, readout_band=4)),
+    "band8_cap128": ("rms", "cap128", dict(MEAN, readout_band=8)),
+    "raw_band8_cap128": (False, "cap128", dict(MEAN, readout_band=8)),
+    "last_d0_cap256": ("norm", "cap256", dict(LAST, diff=False)),
+    # the spectrum on at most as many frequencies as the longest series has
+    "spec_band8_short": ("rms", 1, dict(MEAN, readout_band=8)),
+    # the pooled settings with at most 64 readouts per series ("_r64")
+    "pool8_r64": ("rms", 8, MEAN),
+    "raw_pool4_r64": (False, 4, MEAN),
 }
 #: Settings that read ``spectrum(x)`` instead of ``x``.
-SPECTRAL = {"spec_band8", "spec_last"}
+SPECTRAL = {"spec_band8", "spec_last", "spec_band8_short"}
 
 
 def spectrum(xs, n_bins=128):
@@ -125,7 +141,16 @@ def _stride(key, lengths):
     how, pool, kw = SETTINGS[key]
     if kw.get("readout") != "mean" or kw.get("readout_band") is not None:
         return 1
-    return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
+    readouts = mean_readouts(lengths, pool)
+    pooled = -(-max(lengths) // pool)
+    stride = max(1, round(pooled / readouts))
+    if key.endswith("_r64"):  # the rule of ``default_grid`` with MEAN_READOUTS = 64
+        stride = max(1, round(pooled / min(64, readouts)))
+        if -(-pooled // stride) > 64:
+            stride = -(-pooled // 64)
+        elif -(-pooled // stride) < min(16, pooled):
+            stride = pooled // 16
+    return stride
 
 
 def grams(name, key, data, cache):
@@ -137,7 +162,10 @@ def grams(name, key, data, cache):
         if kw.get("readout") == "mean":
             kw = dict(kw, readout_stride=_stride(key, [len(x) for x in xtr]))
         if key in SPECTRAL:
-            xtr, xte = spectrum(xtr), spectrum(xte)
+            bins = 128
+            if key.endswith("_short"):  # no more bins than rfft gives the longest series
+                bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
+            xtr, xte = spectrum(xtr, bins), spectrum(xte, bins)
         if isinstance(pool, str):  # "capN": pool to at most N steps
             pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
@@ -204,7 +232,9 @@ def rank_keys(t, order, criterion):
 
     ``accuracy``: LOO accuracy, then minus the LOO squared error (the engine's rule);
     ``mse``: minus the LOO squared error; ``accuracy_se``: the accuracies within one
-    binomial standard error of the best count as equal, then the squared error.
+    binomial standard error of the best count as equal, then the squared error;
+    ``accuracy_prior``: the engine's rule, but when every candidate has the same LOO
+    accuracy the prior candidates ``t["prior"]`` first, in their order.
     """
     acc = np.array([t["score"][sa] for sa in order])
     tb = np.array([t["tb"][sa] for sa in order])
@@ -215,20 +245,24 @@ def rank_keys(t, order, criterion):
     if criterion == "accuracy_prior":  # LOO cannot tell: the prior setting first
         if acc.max() > acc.min():
             return list(zip(acc, tb))
-        return list(zip([sa == t["prior"] for sa in order], tb))
+        first = {sa: len(t["prior"]) - i for i, sa in enumerate(t["prior"])}
+        return list(zip([first.get(sa, 0) for sa in order], tb))
     best = acc.max()
     se = np.sqrt(best * (1 - best) / len(t["score_n"])) if best < 1 else 0.0
     return list(zip(acc >= best - se - 1e-12, tb))
 
 
-def predict(t, subset, rule, criterion, keys):
-    """Held-out accuracy of one variant: settings ``subset``, selection ``rule``."""
-    for name, alpha in PRIORS:
-        if keys.index(name) in subset:
-            t = dict(t, prior=(keys.index(name), DEFAULT_ALPHA.index(alpha)))
-            break
-    else:
-        t = dict(t, prior=None)
+def predict(t, subset, rule, criterion, keys, priors=None):
+    """Held-out accuracy of one variant: settings ``subset``, selection ``rule``.
+
+    ``priors``: the (setting, ridge) candidates of ``accuracy_prior``; ``None``: the
+    first of ``PRIORS`` in the subset.
+    """
+    if priors is None:
+        priors = [next(((n, a) for n, a in PRIORS if n in keys
+                        and keys.index(n) in subset), (None, None))]
+    t = dict(t, prior=[(keys.index(n), DEFAULT_ALPHA.index(a)) for n, a in priors
+                       if n in keys and keys.index(n) in subset])
     n_a = t["score"].shape[1]
     order = [(s, a) for s in subset for a in range(n_a)]  # grid order
     keys = dict(zip(order, rank_keys(t, order, criterion)))
@@ -322,6 +356,36 @@ VARIANTS = {
         "last_d0 band8 raw_pool4 pool8 spec_band8", "top3"),
     "the default with pool16 for pool8, top-2 average": (
         "last_d0 band8 raw_band8 raw_pool4 pool16", "top2"),
+    # cheaper bands and pools, the spectrum on fewer bins, and a pair of priors (the best
+    # fixed pair with 1 series per class among the variant's settings, see ``best_pairs``)
+    "the default, prior pair": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8", "top2",
+        [("raw_band8", 1e-2), ("pool8", 1e-3)]),
+    "the default + spec_band8_short, top-3 average, prior pair": (
+        "last_d0 band8 raw_band8 raw_pool4 pool8 spec_band8_short", "top3",
+        [("pool8", 1e-4), ("spec_band8_short", 1e-2)]),
+    "bands capped at 256 steps + spec_band8_short, top-3 average, prior pair": (
+        "last_d0 band8_cap256 raw_band8_cap256 raw_pool4 pool8 spec_band8_short", "top3",
+        [("pool8", 1e-4), ("spec_band8_short", 1e-2)]),
+    "bands capped at 128 steps, top-2 average, prior pair": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4 pool8", "top2",
+        [("raw_band8_cap128", 1e-1), ("pool8", 1e-1)]),
+    "the new default: bands capped at 128 steps + spec_band8_short, top-3 average, "
+    "prior pair": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4 pool8 spec_band8_short", "top3",
+        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "bands 4 + spec_band8_short, top-3 average, prior pair": (
+        "last_d0 band4 raw_band4 raw_pool4 pool8 spec_band8_short", "top3",
+        [("pool8", 1e-4), ("spec_band8_short", 1e-2)]),
+    "the new default with pools of at most 64 readouts": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 spec_band8_short",
+        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default with pools of at most 64 readouts, top-2 average": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 spec_band8_short",
+        "top2", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default with pools of at most 64 readouts, last step capped at 256": (
+        "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 "
+        "spec_band8_short", "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
 }
 CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
 #: The prior of ``accuracy_prior`` (setting, ridge): the candidate taken when every
@@ -330,17 +394,45 @@ CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
 PRIORS = [("pool4", 1e-3), ("raw_pool4", 1e-2), ("pool8", 1e-3)]
 
 
+def best_pairs(all_tables, keys, settings, alphas=(1e-4, 1e-3, 1e-2, 1e-1), top=5):
+    """Return the pairs of fixed candidates of ``settings`` best with 1 series per class.
+
+    Each pair's decision functions are averaged; the score is the mean over the datasets
+    of the held-out accuracy on the 1-per-class draws (how a pair of priors is chosen).
+    """
+    cands = [(s, a) for s in settings for a in alphas]
+    scored = []
+    for i, (s1, a1) in enumerate(cands):
+        for s2, a2 in cands[i + 1:]:
+            if s1 == s2:
+                continue
+            picks = [(keys.index(s1), DEFAULT_ALPHA.index(a1)),
+                     (keys.index(s2), DEFAULT_ALPHA.index(a2))]
+            accs = []
+            for tables in all_tables:
+                ts = tables["shot1"]
+                if ts:
+                    accs.append(np.average([np.mean(decision_to_labels(
+                        t["classes"], np.mean([t["dec"][p] for p in picks], axis=0))
+                        == t["yte"]) for t in ts], weights=[len(t["yte"]) for t in ts]))
+            scored.append((100 * float(np.mean(accs)), (s1, a1), (s2, a2)))
+    return sorted(scored, reverse=True)[:top]
+
+
 def evaluate(names, keys, args, cache):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows, fixed = [], []
+    rows, fixed, all_tables = [], [], []
     for name in names:
         t0 = time.perf_counter()
         xtr, y, xte, yte = load(name, args.data_home)
         G = [grams(name, k, (xtr, xte), cache) for k in keys]
         train_s = np.array([g[2] for g in G])
         test_s = np.array([g[3] for g in G])
-        path = cache / f"tables__{name}__{'_'.join(keys)}.pkl"
+        tag = "_".join(keys)
+        if len(tag) > 150:  # file names have a length limit
+            tag = hashlib.sha1(tag.encode()).hexdigest()[:16]
+        path = cache / f"tables__{name}__{tag}.pkl"
         if path.exists():
             tables = pickle.loads(path.read_bytes())
         else:
@@ -352,6 +444,7 @@ def evaluate(names, keys, args, cache):
                                            [g[0][np.ix_(te, tr)] for g in G], y[tr], y[te])
                                for tr, te in folds]
             path.write_bytes(pickle.dumps(tables))
+        all_tables.append(tables)
         for how, ts in tables.items():  # every fixed candidate, for the prior
             w = [len(t["yte"]) for t in ts]
             for s, k in enumerate(keys):
@@ -361,14 +454,14 @@ def evaluate(names, keys, args, cache):
                                       t["classes"], t["dec"][s, a]) == t["yte"])
                                       for t in ts], weights=w)) if ts else np.nan})
         for crit in CRITERIA:
-            for var, (settings, rule) in VARIANTS.items():
+            for var, (settings, rule, *priors) in VARIANTS.items():
                 if not set(settings.split()) <= set(keys):
                     continue  # a setting left out of --settings
                 sub = [keys.index(k) for k in settings.split()]
                 row = {"dataset": name, "variant": var, "criterion": crit}
                 for how, ts in tables.items():
                     w = [len(t["yte"]) for t in ts]
-                    res = [predict(t, sub, rule, crit, keys) for t in ts]
+                    res = [predict(t, sub, rule, crit, keys, *priors) for t in ts]
                     row[how] = (float(np.average([r[0] for r in res], weights=w))
                                 if ts else np.nan)
                     if how == "test":  # fit + predict: every training Gram, the test
@@ -396,6 +489,11 @@ def evaluate(names, keys, args, cache):
     for _, k, alpha, m in sorted(res, key=lambda r: -r[0])[:12]:
         lines.append(f"| {k} | {alpha:g} | {m['nested']:.2f} | {m['shot1']:.2f} | "
                      f"{m['shot2']:.2f} |")
+    for var, (settings, _, *priors) in VARIANTS.items():
+        if priors and set(settings.split()) <= set(keys):
+            lines += ["", f"Best prior pairs (1 per class, %) of {var}:"]
+            lines += [f"- {acc:.2f}: {p1}, {p2}"
+                      for acc, p1, p2 in best_pairs(all_tables, keys, settings.split())]
     md = "\n".join(lines) + "\n"
     (out / "fixed.md").write_text(md)
     print(md)

@@ -25,7 +25,7 @@ from ._kernels import (
 )
 from ._model_selection import AveragedClassifier
 from ._nystroem import RNTKNystroem
-from ._preprocessing import SeriesScaler, interpolate_missing
+from ._preprocessing import SeriesScaler, amplitude_spectrum, interpolate_missing
 from ._utils import KernelOverflowError
 from ._version import __version__  # noqa: F401  (public)
 
@@ -34,4 +34,5 @@ __all__ = [
     "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
-    "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier"]
+    "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
+    "amplitude_spectrum"]

@@ -1,4 +1,4 @@
-"""Per-series preprocessing of sequences: scaling, and the imputation of missing values."""
+"""Per-series preprocessing of sequences: scaling, spectra, and missing values."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ._utils import (
     validate_fit_series,
     validate_predict_data,
 )
+from ._utils._sequences import spectrum_series
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -24,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
-__all__ = ["SeriesScaler", "interpolate_missing"]
+__all__ = ["SeriesScaler", "amplitude_spectrum", "interpolate_missing"]
 
 
 def _as_array_like(X):
@@ -94,6 +95,65 @@ def interpolate_missing(X: Sequences) -> np.ndarray | list:
     _reject_strings(X)
     seqs = as_sequences(X, "X", missing="interpolate")
     return _same_layout(X, seqs)
+
+
+def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
+    """Amplitude spectra of series on a common grid of frequencies.
+
+    Each channel of each series, its mean removed, is Fourier transformed
+    (``numpy.fft.rfft``); its amplitude divided by the length, ``|rfft| / T``, is
+    read at the frequencies ``numpy.fft.rfftfreq(T)`` and linearly interpolated onto
+    ``n_bins`` frequencies evenly spaced from 0 to 1/2 cycle per step, so that series
+    of any length get the same bins. This is what the estimators read with
+    ``spectrum=n_bins`` (one of the settings of the default classifier grid): the
+    network then runs over frequencies, lowest first, and its kernel compares the
+    frequency content of series whatever their phase.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+        Series, in any layout of :func:`rntk.rntk_kernel` (no missing values).
+    n_bins : int, default=128
+        Frequencies of the grid, at least 2.
+
+    Returns
+    -------
+    spectra : ndarray of shape (n_samples, n_bins) or (n_samples, n_bins, n_channels)
+        The amplitudes, one row per series; 2-D input (or a list of 1-D series)
+        gives 2-D output.
+
+    Raises
+    ------
+    ValueError
+        For ``n_bins < 2``, or series the estimators refuse (NaN inside, infinite
+        values, empty series, mismatched channels).
+
+    See Also
+    --------
+    interpolate_missing : Fill missing values first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import amplitude_spectrum
+    >>> t = np.arange(16)
+    >>> X = [np.cos(2 * np.pi * t / 4), np.cos(2 * np.pi * t[:8] / 4)]
+    >>> amplitude_spectrum(X, n_bins=5).round(3)  # a cosine: half its amplitude at 1/4
+    array([[0. , 0. , 0.5, 0. , 0. ],
+           [0. , 0. , 0.5, 0. , 0. ]])
+    """
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
+        raise TypeError(f"n_bins must be an int, got {type(n_bins).__name__}")
+    if n_bins < 2:
+        raise ValueError(f"n_bins must be at least 2, got {n_bins}")
+    X = _as_array_like(X)
+    _check_not_1d(X)
+    _reject_strings(X)
+    seqs = as_sequences(X, "X")
+    out = np.stack(spectrum_series(seqs, int(n_bins)))
+    flat = (np.ndim(X) == 2 if not isinstance(X, (list, tuple))
+            else all(np.ndim(x) == 1 for x in X))
+    return out[:, :, 0] if flat else out
 
 
 def _is_constant(mean, std, n):

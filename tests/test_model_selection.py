@@ -76,13 +76,16 @@ def test_default_search_is_the_ridge_classifier(rng):
     assert all(m.model == "ridge" for m in members)
     for p in search.averaged_params_:
         assert set(p) in [{*g} for g in grid]
-    # each pooled mean-readout setting reads out every round(T / pool / readouts) steps
+    # each pooled mean-readout setting reads out every round(T / pool / readouts) steps;
+    # the banded ones (the spectral one too) read every step of series of <= 128 steps
     strides = {(p.get("pool"), p.get("readout_stride")) for p in search.cv_results_["params"]}
-    expected = {(None, None)} | {
+    expected = {(None, None), (1, None)} | {
         (pool, max(1, round(-(-X.shape[1] // pool) / mean_readouts([X.shape[1]] * len(X),
                                                                     pool))))
         for pool in (MEAN_POOL, LEVEL_POOL)}
     assert strides == expected
+    assert {p.get("spectrum") for p in search.cv_results_["params"]} == {
+        None, X.shape[1] // 2 + 1}
     refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
     np.testing.assert_allclose(search.decision_function(X),
                                np.mean([r.decision_function(X) for r in refits], axis=0),
@@ -107,25 +110,31 @@ def _loo_squared_error(K, Y, a):
     return err / Y.size
 
 
-def test_one_series_per_class_takes_the_prior_then_the_lower_loo_error(rng):
+def test_one_series_per_class_takes_the_priors_then_the_lower_loo_error(rng):
     X, y = _waves(rng, n_per_class=1, n_classes=5, T=16)
     search = RNTKClassifierCV().fit(X, y)
     # leaving a series out removes its class: every LOO accuracy is 0
     assert np.all(search.cv_results_["mean_test_score"] == 0)
-    assert search.best_params_.items() >= DEFAULT_PRIOR.items()
-    # the second member: the lowest LOO squared error among the other settings
+    # the prior pair: the banded level-and-scale and the spectral settings, ridge 1e-1
+    grid = default_grid([len(x) for x in X])
+    for (setting, alpha), p in zip(DEFAULT_PRIOR, search.averaged_params_):
+        assert p == {**{k: v[0] for k, v in grid[setting].items()}, "alpha": alpha}
+    assert search.best_params_ == search.averaged_params_[0]
+    assert "spectrum" in search.averaged_params_[1]
+    assert search.averaged_params_[0]["normalize"] is False
+    # the third member: the lowest LOO squared error among the other settings
     Y = np.where(y[:, None] == np.unique(y)[None], 1.0, -1.0)
     best = None
     for p in search.cv_results_["params"]:
-        if p.get("normalize") is False and p.get("pool") == LEVEL_POOL:
-            continue  # the prior's setting
+        if "spectrum" in p or (p.get("normalize") is False and "readout_band" in p):
+            continue  # the priors' settings
         est = RNTKClassifier(model="ridge", **p)
         xs = est._prepare([np.asarray(x, float)[:, None] for x in X])
         K = est._gram(xs)
         e = _loo_squared_error(K, Y, p["alpha"] * np.trace(K) / len(K))
         if best is None or e < best[0] - 1e-12:
             best = (e, p)
-    assert search.averaged_params_[1] == best[1]
+    assert search.averaged_params_[2] == best[1]
 
 
 def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
@@ -229,7 +238,7 @@ def _pooled_readouts(n, T):
     """(pool, stride, pooled length, readouts) of each pooled setting of the default grid."""
     out = []
     for g in default_grid([T] * n):
-        if "pool" in g:
+        if "readout_stride" in g:
             pool, stride = g["pool"][0], g["readout_stride"][0]
             pooled = -(-T // pool)
             out.append((pool, stride, pooled, -(-pooled // stride)))
@@ -240,7 +249,7 @@ def _pooled_readouts(n, T):
 @pytest.mark.parametrize("n", [10, 50, 100, 300, 1000, 2500, 5000, 10000])
 @pytest.mark.parametrize("T", [8, 30, 60, 100, 150, 512, 600, 764, 1000, 2000, 3000])
 def test_default_grid_keeps_its_readout_bounds(n, T):
-    # documented: up to 128 readouts, at least 16 (or every pooled step); the rounding of
+    # documented: up to MEAN_READOUTS, at least 16 (or every pooled step); the rounding of
     # the stride gave 191 at n=100, T=764 and 13 at n=5000, T=100 (blocks of 4)
     from rntk._model_selection import MEAN_READOUTS
 
@@ -258,6 +267,21 @@ def test_default_grid_readouts_of_the_reported_cases():
     assert by_pool[(100, 764)][LEVEL_POOL] == 96  # was 191
     assert by_pool[(100, 600)][LEVEL_POOL] == 75  # was 150
     assert by_pool[(5000, 100)][LEVEL_POOL] == 25  # was 13
+
+
+@pytest.mark.parametrize("T, band_pool, bins", [
+    (1, 1, 2), (5, 1, 3), (128, 1, 65), (129, 2, 65), (300, 3, 128), (1344, 11, 128)])
+def test_default_grid_pools_long_bands_and_sizes_the_spectrum(T, band_pool, bins):
+    from rntk._model_selection import BAND_STEPS, SPECTRUM_BINS
+
+    grid = default_grid([T, max(1, T // 2)])
+    banded = [g for g in grid if "readout_band" in g and "spectrum" not in g]
+    spectral = [g for g in grid if "spectrum" in g]
+    assert len(banded) == 2 and len(spectral) == 1
+    assert all(g["pool"] == [band_pool] for g in banded)
+    assert -(-T // band_pool) <= BAND_STEPS  # the banded settings run <= 128 steps
+    assert spectral[0]["spectrum"] == [bins] and bins <= SPECTRUM_BINS
+    assert "pool" not in spectral[0]  # frequencies are not pooled
 
 
 def _loo_by_refits(K, y, alpha):

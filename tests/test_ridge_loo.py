@@ -149,3 +149,42 @@ def test_input_checks():
         loo_mod.ridge_loo_predictions(eig, np.ones(6), [1.0], fit_intercept=True)
     with pytest.raises(ValueError, match="square"):
         loo_mod.eigh_gram(np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("n, rel_alpha", [(2, 1e-3), (7, 1e-6), (60, 1e-2), (60, 10.0)])
+def test_the_cholesky_refit_is_the_bordered_ridge_system(rng, n, rel_alpha):
+    """c, b of kernel ridge with a free intercept: [[0, 1^T], [1, K + a I]] [b; c] = [0; Y]."""
+    A = rng.normal(size=(n, max(1, n // 3)))
+    K = A @ A.T  # rank-deficient: the ridge makes it definite
+    Y = rng.normal(size=(n, 3))
+    a = rel_alpha * np.trace(K) / n
+    M = np.zeros((n + 1, n + 1))
+    M[0, 1:] = M[1:, 0] = 1.0
+    M[1:, 1:] = K + a * np.eye(n)
+    sol = np.linalg.solve(M, np.r_[np.zeros((1, 3)), Y])
+    c, b = loo_mod.ridge_intercept_fit(K, Y, a)
+    scale = np.abs(sol).max()
+    np.testing.assert_allclose(c, sol[1:], atol=1e-8 * scale)
+    np.testing.assert_allclose(b, sol[0], atol=1e-8 * scale)
+
+
+def test_the_cholesky_refit_falls_back_where_the_factorisation_fails(rng):
+    A = rng.normal(size=(6, 2))
+    K = A @ A.T - 1e-3 * np.eye(6)  # slightly indefinite: K + 1e-9 I has no Cholesky factor
+    Y = rng.normal(size=(6, 2))
+    c, b = loo_mod.ridge_intercept_fit(K, Y, 1e-9)
+    c2, b2 = loo_mod.ridge_dual_fit(loo_mod.eigh_gram(K, fit_intercept=True), Y, 1e-9, K=K,
+                                    fit_intercept=True)
+    np.testing.assert_allclose(c, c2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b, b2, rtol=1e-10, atol=1e-12)
+
+
+def test_the_centred_decomposition_is_that_of_the_doubly_centred_gram(rng):
+    n = 40
+    A = rng.normal(size=(n, 10))
+    K = A @ A.T
+    l, Q = loo_mod.eigh_gram(K, fit_intercept=True)
+    P = np.eye(n) - 1.0 / n
+    np.testing.assert_allclose(Q @ np.diag(l) @ Q.T, P @ K @ P, atol=1e-11 * np.abs(K).max())
+    np.testing.assert_allclose(Q.T @ Q, np.eye(n - 1), atol=1e-12)
+    np.testing.assert_allclose(Q.T @ np.ones(n), 0.0, atol=1e-12)

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
-from .._utils._sequences import pool_series
+from .._utils._sequences import pool_series, spectrum_series
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -45,7 +45,10 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return self._prepare(validate_predict_data(self, X))
 
     def _prepare(self, xs):
-        """Scale the series (``normalize``), then average blocks of steps (``pool``)."""
+        """Spectra (``spectrum``), scale (``normalize``), average blocks (``pool``)."""
+        bins = getattr(self, "spectrum", None)
+        if bins is not None:
+            xs = spectrum_series(xs, bins)
         xs = normalize_series(xs, getattr(self, "normalize", False))
         return pool_series(xs, getattr(self, "pool", 1))
 

@@ -9,10 +9,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._model_selection._loo import (
     decision_to_labels,
-    eigh_gram,
     gram_scale,
     one_vs_all_targets,
-    ridge_dual_fit,
+    ridge_intercept_fit,
 )
 from .._utils import DOC, fill_doc
 
@@ -98,9 +97,9 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be a square matrix, got shape {K.shape}")
         ridge = self.alpha * gram_scale(K)  # relative_ridge, refusing a zero Gram
-        eig = eigh_gram(K, fit_intercept=True)
-        self.dual_coef_, self.intercept_ = ridge_dual_fit(eig, Y, ridge, K=K,
-                                                          fit_intercept=True)
+        if len(K) < 2:
+            raise ValueError("fit_intercept=True needs at least 2 samples")
+        self.dual_coef_, self.intercept_ = ridge_intercept_fit(K, Y, ridge)
         return self
 
     def decision_function(self, K):

@@ -30,6 +30,7 @@ _CONSTRAINTS = {
     **RNTK_CONSTRAINTS,
     "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
     "pool": [Interval(numbers.Integral, 1, None, closed="left")],
+    "spectrum": [Interval(numbers.Integral, 2, None, closed="left"), None],
     "missing": [StrOptions(set(MISSING))],
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
@@ -65,6 +66,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         ``"rms"``: to unit root-mean-square per step (the unit-norm series
         times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
         mean-readout settings of the default grid).
+    {spectrum}
     {pool}
     {missing}
     {n_jobs_device}
@@ -121,7 +123,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"], model="svc", C=1.0, class_weight=None,
-                 alpha=1e-3, normalize=True, pool=1, missing="raise", n_jobs=None,
+                 alpha=1e-3, normalize=True, pool=1, spectrum=None, missing="raise", n_jobs=None,
                  device="cpu"):
         store_init_params(self, locals())
 
@@ -196,6 +198,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         Euclidean norm; ``"rms"`` to unit root-mean-square per step (the unit-norm
         series times ``sqrt(T_i)``). Off by default for regression, where the
         amplitude usually matters.
+    {spectrum}
     {pool}
     {missing}
     {n_jobs_device}
@@ -236,7 +239,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, missing="raise", n_jobs=None,
+                 alpha=1.0, normalize=False, pool=1, spectrum=None, missing="raise", n_jobs=None,
                  device="cpu"):
         store_init_params(self, locals())
 

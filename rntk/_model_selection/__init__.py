@@ -2,6 +2,7 @@
 
 from ._ensemble import AveragedClassifier
 from ._grids import (
+    BAND_STEPS,
     DEFAULT_ALPHA,
     DEFAULT_GRID,
     DEFAULT_N_AVERAGE,
@@ -19,13 +20,15 @@ from ._grids import (
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
+    SPECTRUM_BINS,
     default_grid,
     mean_readouts,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR",
+__all__ = ["BAND_STEPS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
+           "DEFAULT_PRIOR",
            "AveragedClassifier", "LEVEL_NETWORK", "LEVEL_POOL",
            "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",

@@ -9,11 +9,11 @@ on draws of 1 and 2 training series per class; the test sets were not used), see
 
 import math
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR",
-           "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID",
-           "LEVEL_NETWORK", "LEVEL_POOL", "MEAN_BAND", "MEAN_BUDGET", "MEAN_NETWORK",
-           "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C", "PAPER_GRID",
-           "default_grid", "mean_readouts"]
+__all__ = ["BAND_STEPS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
+           "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_GRID",
+           "LAST_STEP_GRID", "LEVEL_NETWORK", "LEVEL_POOL", "MEAN_BAND", "MEAN_BUDGET",
+           "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C",
+           "PAPER_GRID", "SPECTRUM_BINS", "default_grid", "mean_readouts"]
 
 #: Readouts per series of the pooled mean-readout setting of the default grid, at most:
 #: fewer when its training Gram would cost more than ``MEAN_BUDGET`` pair-readout-steps
@@ -27,8 +27,14 @@ MEAN_BUDGET = 1e9
 MEAN_POOL = 8
 #: Steps averaged into one by the pooled mean-readout setting on the series as given.
 LEVEL_POOL = 4
-#: Band of the banded mean-readout setting (readouts, one per step).
+#: Band of the banded mean-readout settings (readouts, one per step).
 MEAN_BAND = 8
+#: Steps of the banded settings at most: longer training series are pooled by
+#: ``ceil(longest / BAND_STEPS)`` (the band then counts pooled steps).
+BAND_STEPS = 128
+#: Frequencies of the spectral setting at most (fewer when the longest training series
+#: has fewer: ``longest // 2 + 1``, those of its ``rfft``).
+SPECTRUM_BINS = 128
 
 #: The part of the default grid read out at the last step: the bidirectional two-layer
 #: ReLU RNTK, ``sigma_b = 2``, unit-norm series.
@@ -56,37 +62,44 @@ LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 #: * the level-and-scale mean readouts: ``LEVEL_NETWORK`` read out at every step with
 #:   the band ``MEAN_BAND``, and on block means of ``LEVEL_POOL`` steps, every pair of
 #:   readouts;
+#: * the spectral setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading each
+#:   series' amplitude spectrum (``spectrum``: at most ``SPECTRUM_BINS`` frequencies,
+#:   see :func:`rntk.amplitude_spectrum`), scaled to unit RMS;
 #:
-#: the pooled ones with the readout stride of :func:`mean_readouts`. The refitted model
-#: averages the best candidates of the ``DEFAULT_N_AVERAGE`` best settings; when every
-#: candidate has the same leave-one-out accuracy (one training series per class) the
-#: first is ``DEFAULT_PRIOR``.
+#: the pooled ones with the readout stride of :func:`mean_readouts`, the banded ones
+#: on series pooled to at most ``BAND_STEPS`` steps. The refitted model averages the
+#: best candidates of the ``DEFAULT_N_AVERAGE`` best settings; when every candidate has
+#: the same leave-one-out accuracy (one training series per class) it averages the
+#: candidates of ``DEFAULT_PRIOR``.
 #:
 #: Chosen by nested cross-validation on the training sets of the 48 UCR datasets of the
 #: development panel (selection by leave-one-out inside 5 outer folds, and on draws of 1
 #: and 2 training series per class; the test sets were not used) under the time budget:
-#: mean nested accuracy 83.35% against 82.26% for the previous default (2 last-step
-#: settings, the banded and the 4-step pooled mean readouts, the best candidate alone);
-#: with 1 and 2 series per class 54.51% and 62.79% against 50.12% and 60.20%; see
-#: ``benchmarks/README.md`` and ``benchmarks/tune_panel_grid.py``.
+#: mean nested accuracy 83.57% against 83.35% for the previous default (the same
+#: settings without the spectrum, bands on every step, two settings averaged, one
+#: prior), with 1 and 2 series per class 55.80% and 63.94% against 54.70% and 62.79%,
+#: in 0.80x its Gram time; see ``benchmarks/README.md`` and
+#: ``benchmarks/tune_panel_grid.py``.
 DEFAULT_GRID = [
     LAST_STEP_GRID,
     {**MEAN_NETWORK, "readout_band": [MEAN_BAND]},
     {**MEAN_NETWORK, "pool": [MEAN_POOL]},
     {**LEVEL_NETWORK, "readout_band": [MEAN_BAND]},
     {**LEVEL_NETWORK, "pool": [LEVEL_POOL]},
+    {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
 ]
 
 #: Kernel settings whose best candidates the default classifier averages (the decision
 #: functions of their ridge classifiers, refitted on all series; see
 #: ``RNTKClassifierCV(n_average=...)``).
-DEFAULT_N_AVERAGE = 2
+DEFAULT_N_AVERAGE = 3
 
-#: The candidate of the default grid taken first when the leave-one-out accuracy cannot
-#: tell the candidates apart (all equal, as with one training series per class): the
-#: level-and-scale setting with the relative ridge ``1e-2`` (the best fixed candidate
-#: of the grid with 1 training series per class, in the nested study).
-DEFAULT_PRIOR = {"normalize": False, "pool": LEVEL_POOL, "alpha": 1e-2}
+#: The candidates of the default grid averaged when the leave-one-out accuracy cannot
+#: tell the candidates apart (all equal, as with one training series per class), as
+#: ``(position in DEFAULT_GRID, relative ridge)``: the banded level-and-scale setting
+#: and the spectral setting, both with the ridge ``1e-1`` (the best fixed pair of the
+#: grid with 1 training series per class, in the nested study).
+DEFAULT_PRIOR = [(3, 1e-1), (5, 1e-1)]
 
 
 def mean_readouts(lengths, pool=1):
@@ -126,16 +139,24 @@ def default_grid(lengths, alphas=None):
         ``DEFAULT_GRID``, each pooled mean-readout setting with the ``readout_stride``
         ``ceil(max(lengths) / pool) / mean_readouts(lengths, pool)``, rounded, at least
         1, moved where the rounding would give more than ``MEAN_READOUTS`` or fewer
-        than 16 readouts (``ceil(pooled length / stride)``), and the ridges.
+        than 16 readouts (``ceil(pooled length / stride)``); each banded setting on
+        series with the ``pool`` ``ceil(max(lengths) / BAND_STEPS)``; the spectral
+        setting with ``min(SPECTRUM_BINS, max(lengths) // 2 + 1)`` frequencies (at
+        least 2); and the ridges.
     """
+    longest = max(lengths)
     grid = []
     for g in DEFAULT_GRID:
         g = dict(g)
-        if "pool" in g:
+        if "spectrum" in g:
+            g["spectrum"] = [max(2, min(SPECTRUM_BINS, longest // 2 + 1))]
+        elif "readout_band" in g:
+            g["pool"] = [max(1, -(-longest // BAND_STEPS))]
+        if "pool" in g and "readout_band" not in g:
             pool = g["pool"][0]
             pooled = -(-max(lengths) // pool)
             stride = max(1, int(round(pooled / mean_readouts(lengths, pool))))
-            if -(-pooled // stride) > MEAN_READOUTS:  # ceil(pooled / stride) readouts <= 128
+            if -(-pooled // stride) > MEAN_READOUTS:  # ceil(pooled / stride) <= MEAN_READOUTS
                 stride = -(-pooled // MEAN_READOUTS)
             elif -(-pooled // stride) < min(16, pooled):  # and >= 16 (or every pooled step)
                 stride = pooled // 16
@@ -145,11 +166,6 @@ def default_grid(lengths, alphas=None):
         grid.append(g)
     return grid
 
-
-#: Kernel settings whose best candidates the default classifier averages (the decision
-#: functions of their ridge classifiers, refitted on all series; see
-#: ``RNTKClassifierCV(n_average=...)``).
-DEFAULT_N_AVERAGE = 2
 
 #: Kernel settings of the default regression protocol (not tuned: the bias scales).
 DEFAULT_REGRESSION_GRID = {"sigma_b": [0.0, 0.1, 0.5, 2.0]}

@@ -129,10 +129,12 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         Number of kernel settings whose Grams are kept in ``outcome.top``: the
         settings ranked by their best candidate (mean score, then tie-break, then
         candidate order), each with that candidate's index.
-    prior : int, optional
-        Index of the candidate taken (first, with ``keep > 1``) when every scored
-        candidate has the same mean score, as the leave-one-out accuracy of a
-        training set with one series per class (0 for all).
+    prior : int or sequence of int, optional
+        Index (indices) of the candidate(s) taken when every scored candidate has the
+        same mean score, as the leave-one-out accuracy of a training set with one
+        series per class (0 for all): the best candidate is the first, and with
+        ``keep > 1`` the kept settings are theirs first, then the others by
+        tie-break.
 
     Returns
     -------
@@ -154,7 +156,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     failures, non_finite = [], []
     best_i, best_key, best_K = -1, None, None
     top = []  # (key, -setting, candidate index, Gram), best first
-    prior_K = prior_s = None
+    priors = [] if prior is None else [int(i) for i in np.atleast_1d(prior)]
+    prior_grams = {}  # prior candidate -> (Gram, setting)
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     blas = threadpool_limits(1, user_api="blas") if len(y) < 2000 else nullcontext()
     n_workers = effective_n_jobs(n_jobs)
@@ -200,8 +203,9 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                         failures.append(failure)
                 fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
             if s not in non_finite:
-                if prior is not None and prior in idxs:
-                    prior_K, prior_s = K, s
+                for i in priors:
+                    if i in idxs:
+                        prior_grams[i] = (K, s)
                 set_i, set_key = -1, None
                 for i in idxs:
                     mean = np.mean(scores[i])
@@ -224,15 +228,29 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
             f"entries (an overflow); their candidates score NaN and are never selected. "
             f"First: {first}", RuntimeWarning, stacklevel=2)
     means = scores.mean(axis=1)
-    if prior_K is not None and np.ptp(means[~np.isnan(means)]) == 0:
-        # the scores cannot tell the candidates apart: the prior, then the tie-break
-        best_i, best_K = prior, prior_K
-        top = [(None, -prior_s, prior, prior_K)] + [e for e in top if e[1] != -prior_s]
+    if prior_grams and np.ptp(means[~np.isnan(means)]) == 0:
+        # the scores cannot tell the candidates apart: the priors, then the tie-break
+        first = [(None, -s, i, K) for i, (K, s) in
+                 ((i, prior_grams[i]) for i in priors if i in prior_grams)]
+        best_i, best_K = first[0][2], first[0][3]
+        taken = {e[1] for e in first}
+        top = first + [e for e in top if e[1] not in taken]
         del top[keep:]
     if keep <= 1:
         top = [] if best_i < 0 else [(None, None, best_i, best_K)]
     return SearchOutcome(scores, tiebreak, kernel_time, fit_time, best_i, best_K, failures,
                          non_finite, [(i, K) for _, _, i, K in top])
+
+
+def _prior_indices(grid, candidates):
+    """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``."""
+    sizes = [len(ParameterGrid(g)) for g in grid]
+    out = []
+    for setting, alpha in _grids.DEFAULT_PRIOR:
+        start = sum(sizes[:setting])
+        out += [j for j in range(start, start + sizes[setting])
+                if candidates[j].get("alpha") == alpha][:1]
+    return out or None
 
 
 def results_dict(candidates, scores, kernel_time, fit_time):
@@ -286,13 +304,14 @@ _CUDA_BATCH = 64
 
 
 def _series_prep(est):
-    return getattr(est, "normalize", False), getattr(est, "pool", 1)
+    return (getattr(est, "spectrum", None), getattr(est, "normalize", False),
+            getattr(est, "pool", 1))
 
 
 def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
-    The groups that share the series' scaling and pooling (``normalize``, ``pool``) are
+    The groups that share the series' preparation (``spectrum``, ``normalize``, ``pool``) are
     computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
     is recomputed one setting at a time, so that only the overflowing settings give
     ``None``.
@@ -466,8 +485,7 @@ class BaseKernelSearchCV(BaseEstimator):
         n_average = self._n_average()
         prior = None
         if exact_loo and self.param_grid is None and not base._is_regressor:
-            prior = next((i for i, c in enumerate(candidates) if all(
-                k in c and c[k] == v for k, v in _grids.DEFAULT_PRIOR.items())), None)
+            prior = _prior_indices(self._default_grid(raw), candidates)
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
                                n_jobs=self.n_jobs if self.scoring is None else 1,

@@ -38,6 +38,14 @@ DOC = {
         "    Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.\n"
         "Y : same layout as X, default=None\n"
         "    Second set; ``None`` computes the symmetric ``K(X, X)``."),
+    "spectrum": (
+        "spectrum : int, default=None\n"
+        "    Before the scaling, replace each series by its amplitude spectrum on\n"
+        "    ``spectrum`` frequencies evenly spaced from 0 to 1/2 cycle per step\n"
+        "    (:func:`rntk.amplitude_spectrum`; ``None``: the series itself). The network\n"
+        "    then reads the spectrum from the lowest frequency to the highest, so that\n"
+        "    the kernel compares the frequency content of series whatever the phase;\n"
+        "    series of any length give the same number of steps."),
     "pool": (
         "pool : int, default=1\n"
         "    After the scaling, average each series over blocks of ``pool`` steps\n"

@@ -20,7 +20,8 @@ import numpy as np
 
 __all__ = ["MISSING", "as_sequences", "check_same_channels", "interpolate_steps",
            "flatten_padded", "pack_end_aligned",
-           "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series"]
+           "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
+           "spectrum_series"]
 
 
 def _as_float_array(a, name):
@@ -355,6 +356,33 @@ def pool_series(seqs, pool):
         blocks = s[head:].reshape(-1, pool, s.shape[1]).mean(axis=1)
         out.append(np.concatenate([s[:head].mean(axis=0, keepdims=True), blocks])
                    if head else blocks)
+    return out
+
+
+def spectrum_series(seqs, n_bins):
+    """Replace each series by its amplitude spectrum on ``n_bins`` common frequencies.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    n_bins : int
+        Frequencies of the common grid, evenly spaced from 0 to 1/2 cycle per step.
+
+    Returns
+    -------
+    spectra : list of ndarray of shape (n_bins, m)
+        Per channel, ``|rfft(x - mean(x))| / T_i`` at the frequencies
+        ``rfftfreq(T_i)``, linearly interpolated onto the grid (the value of the
+        highest frequency beyond it), so that series of any length give the same bins.
+    """
+    grid = np.linspace(0.0, 0.5, n_bins)
+    out = []
+    for s in seqs:
+        T = s.shape[0]
+        amp = np.abs(np.fft.rfft(s - s.mean(axis=0), axis=0)) / T
+        f = np.fft.rfftfreq(T)
+        out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
     return out
 
 

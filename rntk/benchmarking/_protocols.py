@@ -7,6 +7,7 @@ import json
 import math
 
 from .._model_selection import (
+    BAND_STEPS,
     DEFAULT_ALPHA,
     DEFAULT_GRID,
     DEFAULT_N_AVERAGE,
@@ -18,6 +19,7 @@ from .._model_selection import (
     MEAN_READOUTS,
     PAPER_C,
     PAPER_GRID,
+    SPECTRUM_BINS,
 )
 from ._signature import SIGNATURE_GRID, signature_missing
 
@@ -63,7 +65,8 @@ PROTOCOLS = {
         "rntk": None,
         # what the default grid is made of: a changed default invalidates cached results
         "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET, MEAN_POOL, MEAN_BAND,
-                         LEVEL_POOL, DEFAULT_N_AVERAGE, DEFAULT_PRIOR],
+                         LEVEL_POOL, DEFAULT_N_AVERAGE, DEFAULT_PRIOR, BAND_STEPS,
+                         SPECTRUM_BINS],
         **_PAPER_BASELINES,
     },
     "fast": {
