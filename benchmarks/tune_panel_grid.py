@@ -102,6 +102,11 @@ SETTINGS = {
     # the pooled settings with at most 64 readouts per series ("_r64")
     "pool8_r64": ("rms", 8, MEAN),
     "raw_pool4_r64": (False, 4, MEAN),
+    # the pooled settings with a lower cost cap (MEAN_BUDGET 5e8, "_b5"; 7e8, "_b7")
+    "pool8_b5": ("rms", 8, MEAN),
+    "raw_pool4_b5": (False, 4, MEAN),
+    "pool8_b7": ("rms", 8, MEAN),
+    "raw_pool4_b7": (False, 4, MEAN),
 }
 #: Settings that read ``spectrum(x)`` instead of ``x``.
 SPECTRAL = {"spec_band8", "spec_last", "spec_band8_short"}
@@ -143,7 +148,15 @@ def _stride(key, lengths):
         return 1
     readouts = mean_readouts(lengths, pool)
     pooled = -(-max(lengths) // pool)
+    if key[-3:] in ("_b5", "_b7"):  # mean_readouts with MEAN_BUDGET = 5e8 or 7e8
+        budget = int(key[-1]) * 1e8
+        readouts = min(128, pooled, max(16, int(budget // (len(lengths) ** 2 * pooled))))
     stride = max(1, round(pooled / readouts))
+    if key[-3:] in ("_b5", "_b7"):  # the bounds of ``default_grid`` (the older keys' Grams were
+        if -(-pooled // stride) > 128:  # cached with the rounded stride alone)
+            stride = -(-pooled // 128)
+        elif -(-pooled // stride) < min(16, pooled):
+            stride = pooled // 16
     if key.endswith("_r64"):  # the rule of ``default_grid`` with MEAN_READOUTS = 64
         stride = max(1, round(pooled / min(64, readouts)))
         if -(-pooled // stride) > 64:
@@ -383,6 +396,30 @@ VARIANTS = {
     "the new default with pools of at most 64 readouts, top-2 average": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 spec_band8_short",
         "top2", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default with half the cost cap of the pooled settings": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_b5 pool8_b5 spec_band8_short",
+        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new grid with raw_pool8 for raw_pool4": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool8 pool8 spec_band8_short", "top3",
+        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new grid with pool16 for pool8": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4 pool16 spec_band8_short", "top3",
+        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new grid with raw_pool8 and pool16": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool8 pool16 spec_band8_short", "top3",
+        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new grid with raw_pool8, last step capped at 256": (
+        "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool8 pool8 spec_band8_short",
+        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default with the cost cap 7e8 of the pooled settings": (
+        "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_b7 pool8_b7 spec_band8_short",
+        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default with half the cost cap, last step capped at 256": (
+        "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4_b5 pool8_b5 "
+        "spec_band8_short", "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+    "the new default, last step capped at 256": (
+        "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4 pool8 spec_band8_short",
+        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
     "the new default with pools of at most 64 readouts, last step capped at 256": (
         "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 "
         "spec_band8_short", "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
