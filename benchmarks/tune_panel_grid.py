@@ -20,11 +20,13 @@ criterion, an ensemble rule) by
 
 Beside the settings of the default, ``SETTINGS`` holds those tried (see
 ``benchmarks/README.md``): coarser pools, the same networks on amplitude spectra
-(:func:`spectrum`; ``_short``: no more frequencies than the longest series has, as the
-default grid does), the banded settings on series pooled to at most 128, 256 or 384
-steps (``_cap``; 128 is the default's), narrower bands, and the pooled settings with at
-most 64 readouts (``_r64``). A variant may name its prior candidates (the pair the
-default averages with one series per class; :func:`best_pairs` ranks the pairs).
+(:func:`rntk.amplitude_spectrum`; ``_short``: no more frequencies than the longest
+series has, as the default grid does), the banded settings on series pooled to at most
+128, 256 or 384 steps (``_cap``; 128 is the default's), narrower bands, and cheaper
+pooled settings: at most 64 readouts (``_r64``) or a lower cost cap (``_b5``, ``_b7``),
+with :func:`rntk.model_selection.readout_stride`. A variant may name its prior
+candidates (the pair the default averages with one series per class; :func:`best_pairs`
+ranks the pairs).
 
 Missing values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
 (:func:`rntk.interpolate_missing`, edge values at the ends), the archive's own adjustment.
@@ -46,7 +48,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from rntk import interpolate_missing, rntk_kernel
+from rntk import amplitude_spectrum, interpolate_missing, rntk_kernel
 from rntk.datasets import read_tsv
 from rntk.model_selection import (
     DEFAULT_ALPHA,
@@ -58,6 +60,7 @@ from rntk.model_selection import (
     normalize_series,
     one_vs_all_targets,
     pool_series,
+    readout_stride,
     relative_ridge,
     ridge_dual_fit,
     search_grams,
@@ -88,7 +91,7 @@ SETTINGS = {
     "raw_band8_cap256": (False, "cap256", dict(MEAN, readout_band=8)),
     "band8_cap384": ("rms", "cap384", dict(MEAN, readout_band=8)),
     "raw_band8_cap384": (False, "cap384", dict(MEAN, readout_band=8)),
-    # the same networks on each series' amplitude spectrum (see ``spectrum``)
+    # the same networks on each series' amplitude spectrum (``rntk.amplitude_spectrum``)
     "spec_band8": ("rms", 1, dict(MEAN, readout_band=8)),
     "spec_last": ("norm", 1, dict(LAST, diff=False)),
     # cheaper bands: a narrower band, or series pooled to at most 128 steps
@@ -108,23 +111,8 @@ SETTINGS = {
     "pool8_b7": ("rms", 8, MEAN),
     "raw_pool4_b7": (False, 4, MEAN),
 }
-#: Settings that read ``spectrum(x)`` instead of ``x``.
+#: Settings that read ``rntk.amplitude_spectrum(x)`` instead of ``x``.
 SPECTRAL = {"spec_band8", "spec_last", "spec_band8_short"}
-
-
-def spectrum(xs, n_bins=128):
-    """Amplitude spectra of the series on a common grid of ``n_bins`` frequencies.
-
-    ``|rfft|`` of each channel (mean removed), interpolated onto ``n_bins`` frequencies
-    from 0 to 1/2 cycle per step, so that series of any length give the same bins.
-    """
-    grid = np.linspace(0.0, 0.5, n_bins)
-    out = []
-    for x in xs:  # (T, m) sequences
-        amp = np.abs(np.fft.rfft(x - x.mean(axis=0), axis=0))
-        f = np.fft.rfftfreq(len(x))
-        out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
-    return out
 
 
 def load(name, data_home):
@@ -146,24 +134,12 @@ def _stride(key, lengths):
     how, pool, kw = SETTINGS[key]
     if kw.get("readout") != "mean" or kw.get("readout_band") is not None:
         return 1
-    readouts = mean_readouts(lengths, pool)
-    pooled = -(-max(lengths) // pool)
-    if key[-3:] in ("_b5", "_b7"):  # mean_readouts with MEAN_BUDGET = 5e8 or 7e8
-        budget = int(key[-1]) * 1e8
-        readouts = min(128, pooled, max(16, int(budget // (len(lengths) ** 2 * pooled))))
-    stride = max(1, round(pooled / readouts))
-    if key[-3:] in ("_b5", "_b7"):  # the bounds of ``default_grid`` (the older keys' Grams were
-        if -(-pooled // stride) > 128:  # cached with the rounded stride alone)
-            stride = -(-pooled // 128)
-        elif -(-pooled // stride) < min(16, pooled):
-            stride = pooled // 16
-    if key.endswith("_r64"):  # the rule of ``default_grid`` with MEAN_READOUTS = 64
-        stride = max(1, round(pooled / min(64, readouts)))
-        if -(-pooled // stride) > 64:
-            stride = -(-pooled // 64)
-        elif -(-pooled // stride) < min(16, pooled):
-            stride = pooled // 16
-    return stride
+    if key.endswith("_r64"):  # the default grid's rule with at most 64 readouts
+        return readout_stride(lengths, pool, max_readouts=64)
+    if key[-3:] in ("_b5", "_b7"):  # ... with the cost cap 5e8 or 7e8
+        return readout_stride(lengths, pool, budget=int(key[-1]) * 1e8)
+    # the older keys' Grams were cached with the rounded stride alone (no bounds)
+    return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
 
 
 def grams(name, key, data, cache):
@@ -178,7 +154,7 @@ def grams(name, key, data, cache):
             bins = 128
             if key.endswith("_short"):  # no more bins than rfft gives the longest series
                 bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
-            xtr, xte = spectrum(xtr, bins), spectrum(xte, bins)
+            xtr, xte = (as_sequences(amplitude_spectrum(x, bins), "X") for x in (xtr, xte))
         if isinstance(pool, str):  # "capN": pool to at most N steps
             pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
@@ -295,6 +271,10 @@ def predict(t, subset, rule, criterion, keys, priors=None):
             [s for s, _ in picked])
 
 
+#: The prior pair of the default (``rntk.model_selection.DEFAULT_PRIOR``) in this
+#: script's setting names.
+NEW_PRIORS = [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]
+
 VARIANTS = {
     "default 4 (today)": ("last_d0 last_d1 band8 pool4", "best"),
     "default 4 + raw 2": ("last_d0 last_d1 band8 pool4 raw_band8 raw_pool4", "best"),
@@ -370,7 +350,8 @@ VARIANTS = {
     "the default with pool16 for pool8, top-2 average": (
         "last_d0 band8 raw_band8 raw_pool4 pool16", "top2"),
     # cheaper bands and pools, the spectrum on fewer bins, and a pair of priors (the best
-    # fixed pair with 1 series per class among the variant's settings, see ``best_pairs``)
+    # fixed pair with 1 series per class among the variant's settings, see ``best_pairs``;
+    # ``NEW_PRIORS``: those of the default's grid)
     "the default, prior pair": (
         "last_d0 band8 raw_band8 raw_pool4 pool8", "top2",
         [("raw_band8", 1e-2), ("pool8", 1e-3)]),
@@ -386,49 +367,62 @@ VARIANTS = {
     "the new default: bands capped at 128 steps + spec_band8_short, top-3 average, "
     "prior pair": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4 pool8 spec_band8_short", "top3",
-        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        NEW_PRIORS),
     "bands 4 + spec_band8_short, top-3 average, prior pair": (
         "last_d0 band4 raw_band4 raw_pool4 pool8 spec_band8_short", "top3",
         [("pool8", 1e-4), ("spec_band8_short", 1e-2)]),
     "the new default with pools of at most 64 readouts": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 spec_band8_short",
-        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top3", NEW_PRIORS),
     "the new default with pools of at most 64 readouts, top-2 average": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 spec_band8_short",
-        "top2", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top2", NEW_PRIORS),
     "the new default with half the cost cap of the pooled settings": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_b5 pool8_b5 spec_band8_short",
-        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top3", NEW_PRIORS),
     "the new grid with raw_pool8 for raw_pool4": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool8 pool8 spec_band8_short", "top3",
-        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        NEW_PRIORS),
     "the new grid with pool16 for pool8": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4 pool16 spec_band8_short", "top3",
-        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        NEW_PRIORS),
     "the new grid with raw_pool8 and pool16": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool8 pool16 spec_band8_short", "top3",
-        [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        NEW_PRIORS),
     "the new grid with raw_pool8, last step capped at 256": (
         "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool8 pool8 spec_band8_short",
-        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top3", NEW_PRIORS),
     "the new default with the cost cap 7e8 of the pooled settings": (
         "last_d0 band8_cap128 raw_band8_cap128 raw_pool4_b7 pool8_b7 spec_band8_short",
-        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top3", NEW_PRIORS),
     "the new default with half the cost cap, last step capped at 256": (
         "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4_b5 pool8_b5 "
-        "spec_band8_short", "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "spec_band8_short", "top3", NEW_PRIORS),
     "the new default, last step capped at 256": (
         "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4 pool8 spec_band8_short",
-        "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "top3", NEW_PRIORS),
     "the new default with pools of at most 64 readouts, last step capped at 256": (
         "last_d0_cap256 band8_cap128 raw_band8_cap128 raw_pool4_r64 pool8_r64 "
-        "spec_band8_short", "top3", [("raw_band8_cap128", 1e-1), ("spec_band8_short", 1e-1)]),
+        "spec_band8_short", "top3", NEW_PRIORS),
 }
 CRITERIA = ["accuracy", "accuracy_se", "accuracy_prior"]
 #: The prior of ``accuracy_prior`` (setting, ridge): the candidate taken when every
 #: candidate has the same LOO accuracy (one series per class): the fixed candidate with
 #: the best few-shot accuracy (1 per class) among the settings of the grid.
 PRIORS = [("pool4", 1e-3), ("raw_pool4", 1e-2), ("pool8", 1e-3)]
+
+
+def held_out_accuracy(ts, picks):
+    """Return the held-out accuracy of the averaged decisions of the candidates ``picks``.
+
+    Over the tables ``ts`` (one per split), weighted by their held-out sizes; NaN
+    without tables.
+    """
+    if not ts:
+        return np.nan
+    return float(np.average([np.mean(decision_to_labels(
+        t["classes"], np.mean([t["dec"][p] for p in picks], axis=0)) == t["yte"])
+        for t in ts], weights=[len(t["yte"]) for t in ts]))
 
 
 def best_pairs(all_tables, keys, settings, alphas=(1e-4, 1e-3, 1e-2, 1e-1), top=5):
@@ -445,14 +439,8 @@ def best_pairs(all_tables, keys, settings, alphas=(1e-4, 1e-3, 1e-2, 1e-1), top=
                 continue
             picks = [(keys.index(s1), DEFAULT_ALPHA.index(a1)),
                      (keys.index(s2), DEFAULT_ALPHA.index(a2))]
-            accs = []
-            for tables in all_tables:
-                ts = tables["shot1"]
-                if ts:
-                    accs.append(np.average([np.mean(decision_to_labels(
-                        t["classes"], np.mean([t["dec"][p] for p in picks], axis=0))
-                        == t["yte"]) for t in ts], weights=[len(t["yte"]) for t in ts]))
-            scored.append((100 * float(np.mean(accs)), (s1, a1), (s2, a2)))
+            accs = [held_out_accuracy(tables["shot1"], picks) for tables in all_tables]
+            scored.append((100 * float(np.nanmean(accs)), (s1, a1), (s2, a2)))
     return sorted(scored, reverse=True)[:top]
 
 
@@ -483,13 +471,10 @@ def evaluate(names, keys, args, cache):
             path.write_bytes(pickle.dumps(tables))
         all_tables.append(tables)
         for how, ts in tables.items():  # every fixed candidate, for the prior
-            w = [len(t["yte"]) for t in ts]
             for s, k in enumerate(keys):
                 for a, alpha in enumerate(DEFAULT_ALPHA):
                     fixed.append({"dataset": name, "how": how, "setting": k, "alpha": alpha,
-                                  "acc": float(np.average([np.mean(decision_to_labels(
-                                      t["classes"], t["dec"][s, a]) == t["yte"])
-                                      for t in ts], weights=w)) if ts else np.nan})
+                                  "acc": held_out_accuracy(ts, [(s, a)])})
         for crit in CRITERIA:
             for var, (settings, rule, *priors) in VARIANTS.items():
                 if not set(settings.split()) <= set(keys):

@@ -15,7 +15,7 @@ Classifier and ridge algebra
 Grids
     :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
     :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :func:`default_grid`,
-    :func:`mean_readouts`.
+    :func:`mean_readouts`, :func:`readout_stride`.
 Series preparation
     :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`: the layout the
     kernels take and the estimators' ``normalize`` and ``pool`` parameters.
@@ -49,6 +49,7 @@ from ._model_selection import (
     SVCFoldScorer,
     default_grid,
     mean_readouts,
+    readout_stride,
     search_grams,
 )
 from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
@@ -64,5 +65,6 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "LARGE_N", "LARGE_
            "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
            "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",
-           "normalize_series", "one_vs_all_targets", "pool_series", "relative_ridge",
+           "normalize_series", "one_vs_all_targets", "pool_series", "readout_stride",
+           "relative_ridge",
            "ridge_dual_fit", "search_grams"]

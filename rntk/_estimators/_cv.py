@@ -238,8 +238,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         model = "ridge" if self.protocol == "loo" else "svc"
         return RNTKClassifier(model=model, **{k: getattr(self, k) for k in names})
 
-    def _candidates(self, base, xs):
-        candidates = super()._candidates(base, xs)
+    def _candidates(self, base, grid):
+        candidates = super()._candidates(base, grid)
         keys = {k for c in candidates for k in c}
         if "model" in keys:
             raise ValueError(

@@ -97,8 +97,6 @@ class KernelRidgeClassifier(ClassifierMixin, BaseEstimator):
         if K.ndim != 2 or K.shape[0] != K.shape[1]:
             raise ValueError(f"K must be a square matrix, got shape {K.shape}")
         ridge = self.alpha * gram_scale(K)  # relative_ridge, refusing a zero Gram
-        if len(K) < 2:
-            raise ValueError("fit_intercept=True needs at least 2 samples")
         self.dual_coef_, self.intercept_ = ridge_intercept_fit(K, Y, ridge)
         return self
 

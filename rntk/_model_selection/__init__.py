@@ -23,6 +23,7 @@ from ._grids import (
     SPECTRUM_BINS,
     default_grid,
     mean_readouts,
+    readout_stride,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
@@ -34,5 +35,5 @@ __all__ = ["BAND_STEPS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFA
            "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA",
            "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",
-           "RidgeLOOScorer", "SVCFoldScorer", "default_grid", "mean_readouts",
+           "RidgeLOOScorer", "SVCFoldScorer", "default_grid", "mean_readouts", "readout_stride",
            "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams"]

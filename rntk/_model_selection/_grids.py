@@ -13,7 +13,7 @@ __all__ = ["BAND_STEPS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
            "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_GRID",
            "LAST_STEP_GRID", "LEVEL_NETWORK", "LEVEL_POOL", "MEAN_BAND", "MEAN_BUDGET",
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C",
-           "PAPER_GRID", "SPECTRUM_BINS", "default_grid", "mean_readouts"]
+           "PAPER_GRID", "SPECTRUM_BINS", "default_grid", "mean_readouts", "readout_stride"]
 
 #: Readouts per series of the pooled mean-readout setting of the default grid, at most:
 #: fewer when its training Gram would cost more than ``MEAN_BUDGET`` pair-readout-steps
@@ -103,7 +103,7 @@ DEFAULT_N_AVERAGE = 3
 DEFAULT_PRIOR = [(3, 1e-1), (5, 1e-1)]
 
 
-def mean_readouts(lengths, pool=1):
+def mean_readouts(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_BUDGET):
     """Return the readouts per series of the default grid's pooled mean-readout setting.
 
     Parameters
@@ -112,16 +112,51 @@ def mean_readouts(lengths, pool=1):
         Lengths of the training series.
     pool : int, default=1
         Steps averaged into one before the kernel.
+    max_readouts : int, default=MEAN_READOUTS
+        Readouts at most.
+    budget : float, default=MEAN_BUDGET
+        Cost cap of the training Gram, in pair-readout-steps.
 
     Returns
     -------
     readouts : int
-        ``MEAN_READOUTS``, or fewer (at least 16, at most the pooled length) when the
-        training Gram would cost more than ``MEAN_BUDGET``.
+        ``max_readouts``, or fewer (at least 16, at most the pooled length) when the
+        training Gram would cost more than ``budget``.
     """
     n, t_max = len(lengths), -(-max(lengths) // pool)
-    affordable = int(MEAN_BUDGET // (n * n * t_max))
-    return min(MEAN_READOUTS, t_max, max(16, affordable))
+    affordable = int(budget // (n * n * t_max))
+    return min(max_readouts, t_max, max(16, affordable))
+
+
+def readout_stride(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_BUDGET):
+    """Return the ``readout_stride`` of the default grid's pooled mean-readout settings.
+
+    Parameters
+    ----------
+    lengths : array-like of int
+        Lengths of the training series.
+    pool : int, default=1
+        Steps averaged into one before the kernel.
+    max_readouts : int, default=MEAN_READOUTS
+        Readouts at most, as in :func:`mean_readouts`.
+    budget : float, default=MEAN_BUDGET
+        Cost cap, as in :func:`mean_readouts`.
+
+    Returns
+    -------
+    stride : int
+        ``ceil(max(lengths) / pool) / mean_readouts(...)``, rounded, at least 1, moved
+        where the rounding would give more than ``max_readouts`` or fewer than 16
+        readouts (``ceil(pooled length / stride)``; every pooled step when shorter).
+    """
+    pooled = -(-max(lengths) // pool)
+    readouts = mean_readouts(lengths, pool, max_readouts=max_readouts, budget=budget)
+    stride = max(1, int(round(pooled / readouts)))
+    if -(-pooled // stride) > max_readouts:
+        stride = -(-pooled // max_readouts)
+    elif -(-pooled // stride) < min(16, pooled):
+        stride = pooled // 16
+    return stride
 
 
 def default_grid(lengths, alphas=None):
@@ -137,10 +172,8 @@ def default_grid(lengths, alphas=None):
     Returns
     -------
     grid : list of dict
-        ``DEFAULT_GRID``, each pooled mean-readout setting with the ``readout_stride``
-        ``ceil(max(lengths) / pool) / mean_readouts(lengths, pool)``, rounded, at least
-        1, moved where the rounding would give more than ``MEAN_READOUTS`` or fewer
-        than 16 readouts (``ceil(pooled length / stride)``); each banded setting on
+        ``DEFAULT_GRID``, each pooled mean-readout setting with the stride of
+        :func:`readout_stride`; each banded setting on
         series with the ``pool`` ``ceil(max(lengths) / BAND_STEPS)``; the spectral
         setting with ``min(SPECTRUM_BINS, max(lengths) // 2 + 1)`` frequencies (at
         least 2); and the ridges.
@@ -154,14 +187,7 @@ def default_grid(lengths, alphas=None):
         elif "readout_band" in g:
             g["pool"] = [max(1, -(-longest // BAND_STEPS))]
         if "pool" in g and "readout_band" not in g:
-            pool = g["pool"][0]
-            pooled = -(-max(lengths) // pool)
-            stride = max(1, int(round(pooled / mean_readouts(lengths, pool))))
-            if -(-pooled // stride) > MEAN_READOUTS:  # ceil(pooled / stride) <= MEAN_READOUTS
-                stride = -(-pooled // MEAN_READOUTS)
-            elif -(-pooled // stride) < min(16, pooled):  # and >= 16 (or every pooled step)
-                stride = pooled // 16
-            g["readout_stride"] = [stride]
+            g["readout_stride"] = [readout_stride(lengths, g["pool"][0])]
         if alphas is not None:
             g["alpha"] = list(alphas)
         grid.append(g)

@@ -42,29 +42,35 @@ _EIG = """eig : tuple of (eigenvalues, eigenvectors)
     Output of :func:`eigh_gram` for the training Gram."""
 
 
-def _householder_complement(n):
-    """Orthonormal basis ``V`` (n, n - 1) of the complement of the constant vector.
+class _Complement:
+    """The complement of the constant vector, through a Householder reflection.
 
-    ``V`` is columns ``1..n-1`` of the reflection ``I - 2 u u^T / (u^T u)`` with
-    ``u = e_0 - 1 / sqrt(n)``, which maps ``e_0`` to ``1 / sqrt(n)``.
+    ``H = I - beta u u^T`` with ``u = e_0 - 1 / sqrt(n)`` maps ``e_0`` to ``1 / sqrt(n)``;
+    its columns ``1..n-1``, ``V``, are an orthonormal basis of the complement. ``H`` is
+    applied as a rank-one update, O(n^2) per matrix, never formed.
     """
-    u, beta = _householder_vector(n)
-    refl = np.eye(n) - np.outer(u, u) * beta
-    return refl[:, 1:]
 
+    def __init__(self, n):
+        if n < 2:
+            raise ValueError("fit_intercept=True needs at least 2 samples")
+        self.u = np.full(n, -1.0 / np.sqrt(n))
+        self.u[0] += 1.0
+        self.beta = 2.0 / (self.u @ self.u)
 
-def _householder_vector(n):
-    """``u`` and ``beta = 2 / (u^T u)`` of the reflection of ``_householder_complement``."""
-    u = np.full(n, -1.0 / np.sqrt(n))
-    u[0] += 1.0
-    return u, 2.0 / (u @ u)
+    def reflect(self, A):
+        """``H A``."""
+        return A - self.beta * np.outer(self.u, self.u @ A)
 
+    def project(self, K):
+        """``V^T K V`` of a symmetric ``K``: rows and columns ``1..n-1`` of ``H K H``."""
+        Ku = K @ self.u
+        c = self.beta ** 2 * (self.u @ Ku)
+        u, w = self.u[1:], Ku[1:]
+        return K[1:, 1:] - self.beta * (np.outer(u, w) + np.outer(w, u)) + c * np.outer(u, u)
 
-def _reflect_both_sides(K, u, beta):
-    """``H K H`` for ``H = I - beta u u^T``, in O(n^2) (rank-one updates, no n^3 product)."""
-    w = K @ u
-    c = beta * beta * (u @ w)
-    return K - beta * (np.outer(u, w) + np.outer(w, u)) + c * np.outer(u, u)
+    def expand(self, Z):
+        """``V Z``: coordinates in the complement back to ``n`` samples."""
+        return self.reflect(np.vstack([np.zeros((1, Z.shape[1])), Z]))
 
 
 def eigh_gram(K, fit_intercept=False):
@@ -109,13 +115,9 @@ def eigh_gram(K, fit_intercept=False):
     limit = threadpool_limits(1, user_api="blas") if n <= _SERIAL_EIGH else nullcontext()
     with limit:
         if fit_intercept:
-            if n < 2:
-                raise ValueError("fit_intercept=True needs at least 2 samples")
-            # V^T K V and V U with V = H[:, 1:] (``_householder_complement``), each as
-            # rank-one updates: O(n^2) instead of three n^3 products
-            u, beta = _householder_vector(n)
-            l, U = np.linalg.eigh(_reflect_both_sides(K, u, beta)[1:, 1:])
-            Q = np.vstack([np.zeros((1, n - 1)), U]) - beta * np.outer(u, u[1:] @ U)
+            comp = _Complement(n)
+            l, U = np.linalg.eigh(comp.project(K))
+            Q = comp.expand(U)
         else:
             l, Q = np.linalg.eigh(K)
     return np.clip(l, 0.0, None), Q
@@ -406,20 +408,19 @@ def ridge_intercept_fit(K, Y, alpha):
     K = 0.5 * (K + K.T)
     Y = np.asarray(Y, dtype=np.float64)
     n = K.shape[0]
-    u, beta = _householder_vector(n)
+    comp = _Complement(n)
     limit = threadpool_limits(1, user_api="blas") if n <= _SERIAL_EIGH else nullcontext()
     with limit:
-        M = _reflect_both_sides(K, u, beta)[1:, 1:]
+        M = comp.project(K)
         M[np.diag_indices_from(M)] += alpha
         try:
             z = cho_solve(cho_factor(M, lower=True, check_finite=False),
-                          (Y - beta * np.outer(u, u @ Y))[1:], check_finite=False)
+                          comp.reflect(Y)[1:], check_finite=False)
         except LinAlgError:  # not positive definite in floating point: the eigenpairs
             return ridge_dual_fit(eigh_gram(K, fit_intercept=True), Y, alpha, K=K,
                                   fit_intercept=True)
-    c = np.vstack([np.zeros((1, Y.shape[1])), z]) - beta * np.outer(u, u[1:] @ z)
-    col_means = K.mean(axis=0)
-    return c, Y.mean(axis=0) - col_means @ c
+    c = comp.expand(z)
+    return c, Y.mean(axis=0) - K.mean(axis=0) @ c
 
 
 @fill_doc(eig=_EIG)

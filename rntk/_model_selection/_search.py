@@ -230,8 +230,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     means = scores.mean(axis=1)
     if prior_grams and np.ptp(means[~np.isnan(means)]) == 0:
         # the scores cannot tell the candidates apart: the priors, then the tie-break
-        first = [(None, -s, i, K) for i, (K, s) in
-                 ((i, prior_grams[i]) for i in priors if i in prior_grams)]
+        first = [(None, -prior_grams[i][1], i, prior_grams[i][0])
+                 for i in priors if i in prior_grams]
         best_i, best_K = first[0][2], first[0][3]
         taken = {e[1] for e in first}
         top = first + [e for e in top if e[1] not in taken]
@@ -375,8 +375,7 @@ class BaseKernelSearchCV(BaseEstimator):
         names = self._estimator_class._get_param_names()
         return self._estimator_class(**{k: getattr(self, k) for k in names})
 
-    def _candidates(self, base, xs):
-        grid = self._default_grid(xs) if self.param_grid is None else self.param_grid
+    def _candidates(self, base, grid):
         candidates = list(ParameterGrid(grid))
         if not candidates:
             raise ValueError("param_grid gives no candidate")
@@ -436,7 +435,8 @@ class BaseKernelSearchCV(BaseEstimator):
         raw, y = validate_fit_data(self, X, y, base._is_regressor)
         if not base._is_regressor:  # before any candidate runs
             _check_two_classes(np.unique(y))
-        candidates = self._candidates(base, raw)
+        grid = self._default_grid(raw) if self.param_grid is None else self.param_grid
+        candidates = self._candidates(base, grid)
         exact_loo = self.protocol == "loo" and self.cv is None
         score_gram = fold_score = None
         # many series: Nystroem features instead of Grams (None: the exact Grams)
@@ -485,7 +485,7 @@ class BaseKernelSearchCV(BaseEstimator):
         n_average = self._n_average()
         prior = None
         if exact_loo and self.param_grid is None and not base._is_regressor:
-            prior = _prior_indices(self._default_grid(raw), candidates)
+            prior = _prior_indices(grid, candidates)
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
