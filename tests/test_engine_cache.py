@@ -43,3 +43,52 @@ def test_each_activation_compiles_once_then_loads_under_any_thread_count(tmp_pat
     # later processes load all six, with one thread or the default, changed between calls
     assert _run(tmp_path, threads=1) == (6, 0)
     assert _run(tmp_path) == (6, 0)
+
+
+class _Dispatcher:
+    """Stands for a numba dispatcher: compiled once it has signatures."""
+
+    def __init__(self, signatures=()):
+        self.signatures = list(signatures)
+
+
+def _record_options(monkeypatch, avx512):
+    import llvmlite.binding as llvm
+
+    from rntk._utils import _threads
+
+    calls = []
+    monkeypatch.setattr(llvm, "set_option", lambda name, option: calls.append(option))
+    monkeypatch.setattr(llvm, "get_host_cpu_features", lambda: {"avx512f": avx512})
+    monkeypatch.setattr(_threads.numba.config, "CPU_NAME", None)
+    monkeypatch.setattr(_threads.numba.config, "CPU_FEATURES", None)
+    return calls
+
+
+def test_first_compile_interleaves_then_restores_llvms_choice(monkeypatch):
+    from rntk._utils import _threads
+
+    calls = _record_options(monkeypatch, avx512=True)
+    with _threads.interleaved_loops(_Dispatcher()):
+        assert calls == [f"-force-vector-interleave={_threads.INTERLEAVE}"]
+    assert calls[-1] == "-force-vector-interleave=0"
+    # ... also when the call fails
+    calls.clear()
+    with pytest.raises(RuntimeError):
+        with _threads.interleaved_loops(_Dispatcher()):
+            raise RuntimeError("compilation failed")
+    assert calls == [f"-force-vector-interleave={_threads.INTERLEAVE}",
+                     "-force-vector-interleave=0"]
+
+
+@pytest.mark.parametrize("case", ["compiled", "avx2", "portable"])
+def test_interleaving_is_left_alone_where_it_was_not_measured(monkeypatch, case):
+    from rntk._utils import _threads
+
+    calls = _record_options(monkeypatch, avx512=case != "avx2")
+    if case == "portable":  # NUMBA_CPU_NAME=generic: a cache for other machines
+        monkeypatch.setattr(_threads.numba.config, "CPU_NAME", "generic")
+    with _threads.interleaved_loops(_Dispatcher(["sig"] if case == "compiled" else [])):
+        pass
+    assert calls == []
+

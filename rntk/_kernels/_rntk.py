@@ -33,6 +33,7 @@ from .._utils import (
     check_same_channels,
     compile_notice,
     fill_doc,
+    interleaved_loops,
     numba_threads,
 )
 from .._utils._typing import Scale, Sequences
@@ -246,9 +247,15 @@ _PAIR_KERNELS = tuple(_make_pair_kernel(act) for act in range(3))
 
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
                  act, *args):
-    """Run the engine of activation ``act`` (see ``_make_pair_kernel``)."""
-    return _PAIR_KERNELS[act](xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
-                              diag_out, *args)
+    """Run the engine of activation ``act`` (see ``_make_pair_kernel``).
+
+    Its first call in a process compiles it with interleaved lane loops where that pays
+    (:func:`rntk._utils.interleaved_loops`).
+    """
+    engine = _PAIR_KERNELS[act]
+    with interleaved_loops(engine):
+        return engine(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
+                      diag_out, *args)
 
 
 

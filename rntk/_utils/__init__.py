@@ -12,7 +12,13 @@ from ._sequences import (
     pool_series,
     unit_norm,
 )
-from ._threads import JIT_OPTIONS, blas_threads, compile_notice, numba_threads
+from ._threads import (
+    JIT_OPTIONS,
+    blas_threads,
+    compile_notice,
+    interleaved_loops,
+    numba_threads,
+)
 from ._validation import (
     KernelOverflowError,
     check_finite_kernel,
@@ -30,7 +36,7 @@ from ._validation import (
 __all__ = ["DOC", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
-           "interpolate_steps",
+           "interleaved_loops", "interpolate_steps",
            "normalize_series", "numba_threads", "pack_end_aligned", "pool_series",
            "store_init_params", "unit_norm", "validate_fit_data", "validate_fit_series",
            "validate_predict_data"]
