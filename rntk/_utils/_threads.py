@@ -86,10 +86,11 @@ def blas_threads(n_jobs):
 
 
 #: Vectors each lane loop of the RNTK engine works on at once, where it is compiled for a
-#: CPU with AVX-512's 32 vector registers (LLVM's own choice is 1 there). Measured on the
-#: 48-set development panel: the default classifier's fit and predict 12% faster with 4,
-#: identical accuracies. Elsewhere (AVX2's 16 registers) the loops are left to LLVM.
-INTERLEAVE = 4
+#: CPU with AVX-512's 32 vector registers (LLVM's own choice is 1 there): the engine
+#: 1.07-1.25x faster with 8 on the default grid's settings, in one process against the
+#: uninterleaved engine (``benchmarks/bench_kernel.py --compare``), 2-5% more than with 4.
+#: Elsewhere (AVX2's 16 registers, not measured) the loops are left to LLVM.
+INTERLEAVE = 8
 
 
 def _interleave_count():
