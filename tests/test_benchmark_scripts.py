@@ -187,6 +187,25 @@ def test_bench_panel_quick(panel, tmp_path, monkeypatch, hide_aeon):
     assert "1 sets: rntk" in (tmp_path / "out" / "summary.md").read_text()
 
 
+
+def test_bench_panel_repeat_keeps_each_methods_best_time(panel, tmp_path, monkeypatch):
+    module = _script("bench_panel.py")
+    times = {"rntk": iter([3.0, 1.0, 2.0]), "minirocket": iter([0.5, 0.7, 0.4])}
+    monkeypatch.setattr(module, "_methods", lambda _: {"rntk": None, "minirocket": None})
+    monkeypatch.setattr(module, "_warm_up", lambda methods: None)
+    monkeypatch.setattr(module, "_run", lambda m, make, *data: (0.5, next(times[m]), {}))
+    module.main(["--repeat", "3", "--datasets", "Beef", "--data-home", str(panel),
+                 "--out", str(tmp_path / "out")])
+    (row,) = _csv(tmp_path / "out" / "results.csv")
+    assert (float(row["rntk_s"]), float(row["minirocket_s"])) == (1.0, 0.4)
+    assert float(row["rntk_acc"]) == 50.0
+    # a method whose repeats disagree is not deterministic: its timing rows are refused
+    accs = iter([0.5, 0.5, 0.6, 0.5])
+    monkeypatch.setattr(module, "_run", lambda m, make, *data: (next(accs), 1.0, {}))
+    with pytest.raises(RuntimeError, match="accuracies differ"):
+        module.main(["--repeat", "2", "--datasets", "Beef", "--data-home", str(panel),
+                     "--out", str(tmp_path / "out2")])
+
 def test_tune_panel_grid_quick(panel, tmp_path):
     module = _script("tune_panel_grid.py")
     out, cache = tmp_path / "out", tmp_path / "cache"
