@@ -12,9 +12,11 @@ Run::
     python benchmarks/bench_kernel.py --quick    # small sizes, seconds
     python benchmarks/bench_kernel.py --compare HEAD~1   # this engine / a git revision's
 
-``--compare REV`` loads the engine module of git revision ``REV`` into this process
-next to the current one and times both on the same data, alternating, so that their
-ratio is meaningful on a noisy machine (and checks that they agree).
+``--compare REV`` loads the engine of git revision ``REV`` (``_rntk.py`` and the
+``_shared.py`` it inlines) into this process next to the current one and times both on
+the same data, alternating, so that their ratio is meaningful on a noisy machine (and
+checks that they agree); the cases include the default grid's pooled and banded mean
+readouts.
 
 Writes ``bench_kernel.json`` and ``bench_kernel.png`` (scaling in N and T) in ``--out``.
 """
@@ -79,26 +81,39 @@ def _time(fn, repeat):
     return best
 
 
-def engine_at(rev):
-    """Return the ``rntk_kernel`` of git revision ``rev``'s engine, loaded in this process.
-
-    The module is loaded as a sibling of :mod:`rntk._kernels._rntk` (its relative
-    imports resolve against the current package); its numba cache goes to a temporary
-    folder.
-    """
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    src = subprocess.run(["git", "show", f"{rev}:rntk/_kernels/_rntk.py"], cwd=root,
-                         check=True, capture_output=True, text=True).stdout
-    folder = tempfile.mkdtemp(prefix="rntk_engine_")
-    path = os.path.join(folder, "_rntk_base.py")
+def _load_module(name, src, folder):
+    path = os.path.join(folder, name.rsplit(".", 1)[1] + ".py")
     with open(path, "w") as f:
         f.write(src)
-    name = "rntk._kernels._rntk_base"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.rntk_kernel
+    return module
+
+
+def engine_at(rev):
+    """Return the ``rntk_kernel`` of git revision ``rev``'s engine, loaded in this process.
+
+    The engine module and the module below it (``_shared.py``: the V operators it
+    inlines) are loaded as siblings of :mod:`rntk._kernels._rntk` (their other relative
+    imports resolve against the current package); their numba cache goes to a temporary
+    folder.
+    """
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+    def show(path):
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, check=True,
+                              capture_output=True, text=True).stdout
+
+    folder = tempfile.mkdtemp(prefix="rntk_engine_")
+    _load_module("rntk._kernels._shared_base", show("rntk/_kernels/_shared.py"), folder)
+    src = show("rntk/_kernels/_rntk.py").replace("from ._shared import",
+                                                  "from ._shared_base import")
+    return _load_module("rntk._kernels._rntk_base", src, folder).rntk_kernel
+
+
+_MEAN = {"readout": "mean", "sigma_u": 0.5, "sigma_b": 0.1, "sigma_w": 1.2}
 
 
 def compare(rev, quick=False, repeat=5):
@@ -118,6 +133,9 @@ def compare(rev, quick=False, repeat=5):
         "relu L3": (X, {"n_layers": 3}), "relu 3 channels": (X.reshape(n, -1, 3)[:, :T // 3],
                                                              {}),
         "relu mean readout": (X[:, :T // 3], {"readout": "mean", "readout_stride": 2}),
+        # the default grid's pooled and banded mean readouts (one ReLU layer, sigma_w 1.2)
+        "default pooled": (X[:, :T // 2], {**_MEAN, "readout_stride": 1}),
+        "default banded": (X, {**_MEAN, "readout_band": 8}),
     }
     out = {}
     print(f"engine of {rev} vs this one: best of {repeat}, alternating (N={n}, T={T})")

@@ -2,7 +2,6 @@
 
 import numbers
 import warnings
-from contextlib import nullcontext
 
 import numpy as np
 from sklearn.base import (
@@ -13,7 +12,6 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from threadpoolctl import ThreadpoolController
 
 from ._kernels import rntk_diag, rntk_kernel
 from ._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
@@ -21,6 +19,7 @@ from ._kernels._params import RNTK_DEFAULTS as _D
 from ._utils import (
     DOC,
     fill_doc,
+    one_blas_thread,
     store_init_params,
     unit_norm,
     validate_fit_series,
@@ -36,18 +35,6 @@ _BATCH_VALUES = 2**23  # kernel values per batch of transform when batch_size is
 # run on one BLAS thread.
 _SERIAL_EIGH = 500
 _SERIAL_PROJECTION = 256
-
-
-_CONTROLLER = []  # one ThreadpoolController, made on first use (it scans the libraries)
-
-
-def _one_blas_thread(serial):
-    """Context limiting BLAS to one thread when ``serial`` (it applies when made)."""
-    if not serial:
-        return nullcontext()
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 @fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
@@ -208,7 +195,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.n_components_ = m
         W = self._kernel(self.components_)
         # pseudo-inverse square root: eigenvalues at rounding level are dropped
-        with _one_blas_thread(m <= _SERIAL_EIGH):
+        with one_blas_thread(m <= _SERIAL_EIGH):
             w, V = np.linalg.eigh(W)
         keep = w > max(w.max(), 0.0) * m * np.finfo(np.float64).eps
         scale = np.zeros_like(w)
@@ -245,12 +232,12 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         xs, C, W = self._fit(X)
         m = self.n_components_
         if C is not None:  # the rows of k-means++
-            with _one_blas_thread(m < _SERIAL_PROJECTION):
+            with one_blas_thread(m < _SERIAL_PROJECTION):
                 return C @ self.normalization_
         out = np.empty((len(xs), m))
         # the landmarks' rows of the kernel are those of W (with their self-pairs): only
         # the other series need their kernel against the landmarks
-        with _one_blas_thread(m < _SERIAL_PROJECTION):
+        with one_blas_thread(m < _SERIAL_PROJECTION):
             out[self.component_indices_] = W @ self.normalization_
         rest = np.ones(len(xs), dtype=bool)
         rest[self.component_indices_] = False
@@ -266,7 +253,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         for i in range(0, len(rows), step):
             r = rows[i:i + step]
             C = self._kernel([xs[j] for j in r], self.components_)
-            with _one_blas_thread(m < _SERIAL_PROJECTION):
+            with one_blas_thread(m < _SERIAL_PROJECTION):
                 if r[-1] - r[0] == len(r) - 1:  # consecutive rows: no temporary
                     np.matmul(C, self.normalization_, out=out[r[0]:r[-1] + 1])
                 else:

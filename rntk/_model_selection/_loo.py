@@ -24,12 +24,11 @@ of through a numerically zero eigenvalue. All the formulas above then hold with 
 ``scipy.linalg.eigh``'s default driver here.
 """
 
-from contextlib import nullcontext
 
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from threadpoolctl import threadpool_limits
 
+from .._utils import one_blas_thread
 from .._utils._docs import fill_doc
 
 __all__ = ["eigh_gram", "gram_scale", "ridge_loo_predictions", "ridge_loo_scores_classification",
@@ -112,7 +111,7 @@ def eigh_gram(K, fit_intercept=False):
     n = K.shape[0]
     # below a few thousand samples one BLAS thread is faster (3x on 2 cores at n = 500,
     # far more when the cores are busy) and leaves the other cores to the kernel engine
-    limit = threadpool_limits(1, user_api="blas") if n <= _SERIAL_EIGH else nullcontext()
+    limit = one_blas_thread(n <= _SERIAL_EIGH)
     with limit:
         if fit_intercept:
             comp = _Complement(n)
@@ -409,7 +408,7 @@ def ridge_intercept_fit(K, Y, alpha):
     Y = np.asarray(Y, dtype=np.float64)
     n = K.shape[0]
     comp = _Complement(n)
-    limit = threadpool_limits(1, user_api="blas") if n <= _SERIAL_EIGH else nullcontext()
+    limit = one_blas_thread(n <= _SERIAL_EIGH)
     with limit:
         M = comp.project(K)
         M[np.diag_indices_from(M)] += alpha

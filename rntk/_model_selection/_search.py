@@ -29,9 +29,8 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, ParameterGrid, check_cv
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
-from .._utils import DOC, KernelOverflowError, fill_doc, validate_fit_data
+from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
 from . import _grids
 from ._ensemble import AveragedClassifier
 from ._features import feature_path
@@ -159,7 +158,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     priors = [] if prior is None else [int(i) for i in np.atleast_1d(prior)]
     prior_grams = {}  # prior candidate -> (Gram, setting)
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
-    blas = threadpool_limits(1, user_api="blas") if len(y) < 2000 else nullcontext()
+    blas = one_blas_thread(len(y) < 2000)
     n_workers = effective_n_jobs(n_jobs)
     pool = ThreadPoolExecutor(n_workers) if n_workers > 1 else None
 

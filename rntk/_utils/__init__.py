@@ -18,6 +18,7 @@ from ._threads import (
     compile_notice,
     interleaved_loops,
     numba_threads,
+    one_blas_thread,
 )
 from ._validation import (
     KernelOverflowError,
@@ -36,7 +37,7 @@ from ._validation import (
 __all__ = ["DOC", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences", "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
-           "interleaved_loops", "interpolate_steps",
-           "normalize_series", "numba_threads", "pack_end_aligned", "pool_series",
+           "interleaved_loops", "interpolate_steps", "normalize_series", "numba_threads",
+           "one_blas_thread", "pack_end_aligned", "pool_series",
            "store_init_params", "unit_norm", "validate_fit_data", "validate_fit_series",
            "validate_predict_data"]

@@ -91,6 +91,8 @@ def _describe_steps(steps):
 
 def _trim_series(s, name, i, missing="raise"):
     """Strip trailing NaN steps of one (T, m) series, check the rest, fill NaN if asked."""
+    if s.shape[0] and np.isfinite(s).all():  # most series: nothing to strip or to say
+        return np.ascontiguousarray(s)
     nan_steps = np.isnan(s)
     if np.isinf(s).any():
         raise ValueError(f"{name}: series {i} contains infinite values")

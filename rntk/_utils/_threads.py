@@ -7,7 +7,8 @@ import numba
 
 from ._validation import check_n_jobs
 
-__all__ = ["JIT_OPTIONS", "blas_threads", "interleaved_loops", "numba_threads"]
+__all__ = ["JIT_OPTIONS", "blas_threads", "interleaved_loops", "numba_threads",
+           "one_blas_thread"]
 
 #: Options of every ``@njit`` of the package: compiled once, cached on disk.
 JIT_OPTIONS = dict(fastmath=True, error_model="numpy", cache=True)
@@ -66,8 +67,25 @@ def numba_threads(n_jobs):
             numba.set_num_threads(previous)
 
 
+_CONTROLLER = []  # one threadpoolctl.ThreadpoolController, made on first use
+
+
+def _controller():
+    """Return the process's ``ThreadpoolController``, made once.
+
+    Making one scans the loaded libraries (``/proc/self/maps`` on Linux): a few
+    milliseconds, which ``threadpool_limits`` pays on every call, hundreds of times in
+    a model selection.
+    """
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
 def blas_threads(n_jobs):
-    """Context manager limiting the BLAS threads to ``n_jobs`` (``None``: no limit).
+    """Limit the BLAS threads to ``n_jobs`` (``None``: no limit); usable with ``with``.
 
     Parameters
     ----------
@@ -76,13 +94,27 @@ def blas_threads(n_jobs):
 
     Returns
     -------
-    limits : threadpoolctl.threadpool_limits
-        The context manager.
+    limits : context manager
+        The limit, in force from this call until the end of its ``with`` block.
     """
-    from threadpoolctl import threadpool_limits
-
     limits = n_jobs if n_jobs is not None and n_jobs > 0 else None
-    return threadpool_limits(limits=limits, user_api="blas")
+    return _controller().limit(limits=limits, user_api="blas")
+
+
+def one_blas_thread(serial=True):
+    """Limit BLAS to one thread when ``serial``; usable with ``with``.
+
+    Parameters
+    ----------
+    serial : bool, default=True
+        False: no limit (a null context).
+
+    Returns
+    -------
+    limits : context manager
+        The limit, in force from this call until the end of its ``with`` block.
+    """
+    return _controller().limit(limits=1, user_api="blas") if serial else nullcontext()
 
 
 #: Vectors each lane loop of the RNTK engine works on at once, where it is compiled for a
