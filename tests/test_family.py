@@ -318,6 +318,23 @@ def test_rms_normalisation_scales_each_step(rng):
         RNTKClassifier(normalize="z").fit(X, y)
 
 
+def test_pool_series_of_mixed_shapes_keeps_each_series_and_its_order(rng):
+    from rntk._utils import pool_series
+
+    # lengths with and without a short first block, two of each shape, two channels
+    X = [rng.normal(size=(t, 2)) for t in (7, 9, 7, 3, 9, 1)]
+    pooled = pool_series(X, 3)
+
+    def by_hand(s):
+        head = len(s) % 3
+        blocks = [s[head + k:head + k + 3].mean(axis=0) for k in range(0, len(s) - head, 3)]
+        return np.array(([s[:head].mean(axis=0)] if head else []) + blocks)
+
+    assert [p.shape for p in pooled] == [(3, 2), (3, 2), (3, 2), (1, 2), (3, 2), (1, 2)]
+    for p, s in zip(pooled, X):
+        np.testing.assert_allclose(p, by_hand(s), rtol=1e-14)
+        assert p.flags.c_contiguous
+
 def test_pooling_averages_blocks_of_steps_from_the_end(rng):
     from rntk import RNTKClassifier, RNTKClassifierCV
 

@@ -352,12 +352,18 @@ def pool_series(seqs, pool):
     """
     if pool == 1:
         return seqs
-    out = []
-    for s in seqs:
-        head = s.shape[0] % pool
-        blocks = s[head:].reshape(-1, pool, s.shape[1]).mean(axis=1)
-        out.append(np.concatenate([s[:head].mean(axis=0, keepdims=True), blocks])
-                   if head else blocks)
+    out = [None] * len(seqs)
+    by_shape = {}  # series of one shape are averaged together, as one array
+    for i, s in enumerate(seqs):
+        by_shape.setdefault(s.shape, []).append(i)
+    for (t, m), index in by_shape.items():
+        a = np.stack([seqs[i] for i in index])
+        head = t % pool
+        pooled = a[:, head:].reshape(len(index), -1, pool, m).mean(axis=2)
+        if head:
+            pooled = np.concatenate([a[:, :head].mean(axis=1, keepdims=True), pooled], axis=1)
+        for k, i in enumerate(index):
+            out[i] = pooled[k]
     return out
 
 
