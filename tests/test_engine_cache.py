@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 # 80 x 40: 80 * 81 / 2 * 40 = 129,600 pair-steps, above the engine's serial threshold, so
@@ -81,14 +82,36 @@ def test_first_compile_interleaves_then_restores_llvms_choice(monkeypatch):
                      "-force-vector-interleave=0"]
 
 
-@pytest.mark.parametrize("case", ["compiled", "avx2", "portable"])
+@pytest.mark.parametrize("case", ["compiled", "avx2", "portable", "count 0"])
 def test_interleaving_is_left_alone_where_it_was_not_measured(monkeypatch, case):
     from rntk._utils import _threads
 
     calls = _record_options(monkeypatch, avx512=case != "avx2")
     if case == "portable":  # NUMBA_CPU_NAME=generic: a cache for other machines
         monkeypatch.setattr(_threads.numba.config, "CPU_NAME", "generic")
-    with _threads.interleaved_loops(_Dispatcher(["sig"] if case == "compiled" else [])):
+    with _threads.interleaved_loops(_Dispatcher(["sig"] if case == "compiled" else []),
+                                    0 if case == "count 0" else 8):
         pass
     assert calls == []
+
+
+def test_the_erf_engine_is_compiled_as_llvm_chooses(monkeypatch):
+    # interleaving slows the erf engine (bench_kernel.py --compare): it is not asked for
+    from rntk._kernels import _rntk
+
+    asked = []
+    monkeypatch.setattr(_rntk, "interleaved_loops",
+                        lambda engine, count: asked.append(count) or _Null())
+    X = np.random.default_rng(0).normal(size=(3, 4))
+    for act in ("relu", "erf", "linear"):
+        _rntk.rntk_kernel(X, activation=act)
+    assert asked == [_rntk.INTERLEAVE, 0, _rntk.INTERLEAVE]
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 

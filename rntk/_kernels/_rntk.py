@@ -36,6 +36,7 @@ from .._utils import (
     interleaved_loops,
     numba_threads,
 )
+from .._utils._threads import INTERLEAVE
 from .._utils._typing import Scale, Sequences
 from ._params import (
     RNTK_DEFAULTS,
@@ -243,6 +244,8 @@ def _make_pair_kernel(act):
 
 #: The engines, by activation code: dispatchers, compiled on first use.
 _PAIR_KERNELS = tuple(_make_pair_kernel(act) for act in range(3))
+#: Interleaved vectors of each engine's lane loops (ReLU, erf, linear; see INTERLEAVE).
+_INTERLEAVE = (INTERLEAVE, 0, INTERLEAVE)
 
 
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
@@ -250,10 +253,10 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     """Run the engine of activation ``act`` (see ``_make_pair_kernel``).
 
     Its first call in a process compiles it with interleaved lane loops where that pays
-    (:func:`rntk._utils.interleaved_loops`).
+    (:func:`rntk._utils.interleaved_loops`; not the erf engine, which it slows).
     """
     engine = _PAIR_KERNELS[act]
-    with interleaved_loops(engine):
+    with interleaved_loops(engine, _INTERLEAVE[act]):
         return engine(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                       diag_out, *args)
 

@@ -117,29 +117,30 @@ def one_blas_thread(serial=True):
     return _controller().limit(limits=1, user_api="blas") if serial else nullcontext()
 
 
-#: Vectors each lane loop of the RNTK engine works on at once, where it is compiled for a
-#: CPU with AVX-512's 32 vector registers (LLVM's own choice is 1 there): the engine
-#: 1.07-1.25x faster with 8 on the default grid's settings, in one process against the
-#: uninterleaved engine (``benchmarks/bench_kernel.py --compare``), 2-5% more than with 4.
-#: Elsewhere (AVX2's 16 registers, not measured) the loops are left to LLVM.
+#: Vectors each lane loop of the ReLU and linear RNTK engines works on at once, where it
+#: is compiled for a CPU with AVX-512's 32 vector registers (LLVM's own choice is 1
+#: there): the ReLU engine 1.09-1.15x faster with 8 (``benchmarks/bench_kernel.py
+#: --compare``, in one process against the previous engine), 2-5% more than with 4. The
+#: erf engine is 3-5% slower interleaved and is left alone, as are CPUs without AVX-512
+#: (AVX2's 16 registers: not measured).
 INTERLEAVE = 8
 
 
-def _interleave_count():
-    """Return ``INTERLEAVE`` when numba compiles for this host and it has AVX-512, else 0."""
-    if numba.config.CPU_NAME or numba.config.CPU_FEATURES:  # a portable or a chosen target
-        return 0
+def _interleave_count(count):
+    """Return ``count`` when numba compiles for this host and it has AVX-512, else 0."""
+    if not count or numba.config.CPU_NAME or numba.config.CPU_FEATURES:
+        return 0  # nothing asked, or a portable or chosen target
     import llvmlite.binding as llvm
 
-    return INTERLEAVE if llvm.get_host_cpu_features().get("avx512f", False) else 0
+    return count if llvm.get_host_cpu_features().get("avx512f", False) else 0
 
 
 _COMPILE_LOCK = threading.Lock()
 
 
 @contextmanager
-def interleaved_loops(dispatcher):
-    """Compile ``dispatcher`` with its vectorised loops interleaved (see ``INTERLEAVE``).
+def interleaved_loops(dispatcher, count=INTERLEAVE):
+    """Compile ``dispatcher`` with its vectorised loops interleaved ``count`` times.
 
     LLVM's loop vectoriser picks no interleaving for the engine's long lane loops; each
     vector then waits on its own chain of dependent operations. The option
@@ -151,13 +152,16 @@ def interleaved_loops(dispatcher):
     ----------
     dispatcher : numba dispatcher
         The jitted function about to be called.
+    count : int, default=INTERLEAVE
+        Vectors at once; 0 leaves the loops to LLVM. Applied only on CPUs with AVX-512
+        and when numba compiles for this host.
 
     Yields
     ------
     None
         The block runs the call.
     """
-    count = 0 if dispatcher.signatures else _interleave_count()
+    count = 0 if dispatcher.signatures else _interleave_count(count)
     if not count:
         yield
         return
