@@ -36,6 +36,14 @@ def _as_array_like(X):
     return X
 
 
+def _read_series(X, missing="raise"):
+    """Return ``X`` as an array-like (its layout kept) and its checked sequences."""
+    X = _as_array_like(X)
+    _check_not_1d(X)
+    _reject_strings(X)
+    return X, as_sequences(X, "X", missing=missing)
+
+
 def _same_layout(X, seqs):
     """Sequences back in the layout of the input ``X`` (NaN padding where it had it)."""
     def padded(shape, s):
@@ -90,10 +98,7 @@ def interpolate_missing(X: Sequences) -> np.ndarray | list:
     array([[ 1.,  1.,  2.,  3.,  4.],
            [ 2.,  4.,  6.,  8., nan]])
     """
-    X = _as_array_like(X)
-    _check_not_1d(X)
-    _reject_strings(X)
-    seqs = as_sequences(X, "X", missing="interpolate")
+    X, seqs = _read_series(X, missing="interpolate")
     return _same_layout(X, seqs)
 
 
@@ -146,10 +151,7 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
         raise TypeError(f"n_bins must be an int, got {type(n_bins).__name__}")
     if n_bins < 2:
         raise ValueError(f"n_bins must be at least 2, got {n_bins}")
-    X = _as_array_like(X)
-    _check_not_1d(X)
-    _reject_strings(X)
-    seqs = as_sequences(X, "X")
+    X, seqs = _read_series(X)
     out = np.stack(spectrum_series(seqs, int(n_bins)))
     flat = (np.ndim(X) == 2 if not isinstance(X, (list, tuple))
             else all(np.ndim(x) == 1 for x in X))

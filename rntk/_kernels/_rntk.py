@@ -26,6 +26,7 @@ from numba import njit, prange
 
 from .._utils import (
     DOC,
+    INTERLEAVE,
     as_sequences,
     check_finite_kernel,
     check_memory,
@@ -36,7 +37,6 @@ from .._utils import (
     interleaved_loops,
     numba_threads,
 )
-from .._utils._threads import INTERLEAVE
 from .._utils._typing import Scale, Sequences
 from ._params import (
     RNTK_DEFAULTS,

@@ -24,7 +24,6 @@ of through a numerically zero eigenvalue. All the formulas above then hold with 
 ``scipy.linalg.eigh``'s default driver here.
 """
 
-
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
@@ -111,8 +110,7 @@ def eigh_gram(K, fit_intercept=False):
     n = K.shape[0]
     # below a few thousand samples one BLAS thread is faster (3x on 2 cores at n = 500,
     # far more when the cores are busy) and leaves the other cores to the kernel engine
-    limit = one_blas_thread(n <= _SERIAL_EIGH)
-    with limit:
+    with one_blas_thread(n <= _SERIAL_EIGH):
         if fit_intercept:
             comp = _Complement(n)
             l, U = np.linalg.eigh(comp.project(K))
@@ -408,8 +406,7 @@ def ridge_intercept_fit(K, Y, alpha):
     Y = np.asarray(Y, dtype=np.float64)
     n = K.shape[0]
     comp = _Complement(n)
-    limit = one_blas_thread(n <= _SERIAL_EIGH)
-    with limit:
+    with one_blas_thread(n <= _SERIAL_EIGH):
         M = comp.project(K)
         M[np.diag_indices_from(M)] += alpha
         try:

@@ -248,7 +248,7 @@ def _prior_indices(grid, candidates):
     for setting, alpha in _grids.DEFAULT_PRIOR:
         start = sum(sizes[:setting])
         out += [j for j in range(start, start + sizes[setting])
-                if candidates[j].get("alpha") == alpha][:1]
+                if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
     return out or None
 
 

@@ -13,6 +13,7 @@ from ._sequences import (
     unit_norm,
 )
 from ._threads import (
+    INTERLEAVE,
     JIT_OPTIONS,
     blas_threads,
     compile_notice,
@@ -34,7 +35,8 @@ from ._validation import (
     validate_predict_data,
 )
 
-__all__ = ["DOC", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences", "blas_threads",
+__all__ = ["DOC", "INTERLEAVE", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences",
+           "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",
            "interleaved_loops", "interpolate_steps", "normalize_series", "numba_threads",

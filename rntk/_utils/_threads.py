@@ -7,7 +7,7 @@ import numba
 
 from ._validation import check_n_jobs
 
-__all__ = ["JIT_OPTIONS", "blas_threads", "interleaved_loops", "numba_threads",
+__all__ = ["INTERLEAVE", "JIT_OPTIONS", "blas_threads", "interleaved_loops", "numba_threads",
            "one_blas_thread"]
 
 #: Options of every ``@njit`` of the package: compiled once, cached on disk.
