@@ -11,11 +11,12 @@ Search
 Classifier and ridge algebra
     :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
     :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
+    :func:`ridge_loo_predictions`,
     :func:`one_vs_all_targets`, :func:`decision_to_labels`.
 Grids
     :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
     :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :func:`default_grid`,
-    :func:`mean_readouts`, :func:`readout_stride`.
+    :func:`mean_readouts`, :func:`readout_stride`, :func:`unit_rms`.
 Series preparation
     :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`: the layout the
     kernels take and the estimators' ``normalize`` and ``pool`` parameters.
@@ -51,6 +52,7 @@ from ._model_selection import (
     mean_readouts,
     readout_stride,
     search_grams,
+    unit_rms,
 )
 from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 from ._model_selection._loo import (
@@ -58,6 +60,7 @@ from ._model_selection._loo import (
     eigh_gram,
     one_vs_all_targets,
     ridge_dual_fit,
+    ridge_loo_predictions,
 )
 from ._utils import as_sequences, normalize_series, pool_series
 
@@ -67,4 +70,4 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "LARGE_N", "LARGE_
            "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",
            "normalize_series", "one_vs_all_targets", "pool_series", "readout_stride",
            "relative_ridge",
-           "ridge_dual_fit", "search_grams"]
+           "ridge_dual_fit", "ridge_loo_predictions", "search_grams", "unit_rms"]

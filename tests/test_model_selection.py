@@ -13,10 +13,15 @@ from rntk._estimators._ridge import KernelRidgeClassifier
 from rntk._model_selection import (
     DEFAULT_N_AVERAGE,
     DEFAULT_PRIOR,
+    DEFAULT_SAME,
     LEVEL_POOL,
     MEAN_POOL,
+    AveragedClassifier,
+    RidgeLOOScorer,
     default_grid,
     mean_readouts,
+    search_grams,
+    unit_rms,
 )
 
 
@@ -344,3 +349,108 @@ def test_n_average_with_two_classes_and_bad_values(rng):
         RNTKClassifierCV({"C": [1.0]}, protocol="paper", cv=2, n_average=2).fit(X, y)
     # more settings asked than the grid has: all of them
     assert len(RNTKClassifierCV(grid, n_average=5).fit(X, y).averaged_params_) == 2
+
+
+def _unit_rms(X):
+    """Each series divided by its RMS per step (``normalize="rms"`` done beforehand)."""
+    return X / np.sqrt(np.mean(X ** 2, axis=1, keepdims=True))
+
+
+def test_unit_rms_recognises_z_normalised_series(rng):
+    X = rng.normal(size=(6, 20)) * 3 + 1
+    Z = (X - X.mean(1, keepdims=True)) / X.std(1, ddof=1, keepdims=True)  # UCR's layout
+    assert unit_rms(list(Z[:, :, None]))  # common RMS sqrt(19 / 20), within 5% of 1
+    assert unit_rms([_unit_rms(X)[0][:, None], _unit_rms(X[:, :13])[1][:, None]])
+    assert not unit_rms(list(3 * Z[:, :, None]))  # one common factor far from 1
+    Z[2] *= 1.01  # one series' scale differs: level and scale carry something
+    assert not unit_rms(list(Z[:, :, None]))
+    two = rng.normal(size=(4, 30, 2))  # channels: the RMS over steps of the norm per step
+    two /= np.sqrt(np.sum(two ** 2, axis=(1, 2), keepdims=True) / 30)
+    assert unit_rms(list(two))
+
+
+def test_level_setting_on_unit_rms_series_is_the_banded_one(rng):
+    X, y = _waves(rng, T=20)
+    X = _unit_rms(X)
+    grid = default_grid([X.shape[1]] * len(X))
+    (band, level), = [(grid[h], grid[g]) for g, h in DEFAULT_SAME.items()]
+    assert level["normalize"] == [False] and band["normalize"] == ["rms"]
+    ests = [RNTKClassifier(model="ridge", **{k: v[0] for k, v in g.items()})
+            for g in (band, level)]
+    Kb, Kl = (e._gram(e._prepare(list(X[:, :, None]))) for e in ests)
+    np.testing.assert_allclose(Kl, Kb, rtol=1e-12, atol=0)  # the same network by construction
+
+
+def _count_grams(monkeypatch):
+    from rntk._estimators import _base
+
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1] is None if len(args) > 1 else True)
+        return rntk_kernel(*args, **kwargs)
+
+    monkeypatch.setattr(_base, "rntk_kernel", counted)
+    return calls
+
+
+def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
+    X, y = _waves(rng, T=20)
+    X = _unit_rms(X)
+    calls = _count_grams(monkeypatch)
+    search = RNTKClassifierCV().fit(X, y)
+    grid = default_grid([X.shape[1]] * len(X))
+    assert calls.count(True) == len(grid) - len(DEFAULT_SAME)  # one training Gram fewer
+    res, n_a = search.cv_results_, len(search.cv_results_["params"]) // len(grid)
+    for g, h in DEFAULT_SAME.items():  # the same scores, candidate by candidate
+        np.testing.assert_array_equal(res["mean_test_score"][g * n_a:(g + 1) * n_a],
+                                      res["mean_test_score"][h * n_a:(h + 1) * n_a])
+    # the members are the settings actually fitted: the banded one stands for the other
+    level = {k: v[0] for k, v in grid[3].items()}
+    assert not any(p.items() >= level.items() for p in search.averaged_params_)
+    refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
+    np.testing.assert_allclose(search.decision_function(X),
+                               np.mean([r.decision_function(X) for r in refits], axis=0),
+                               rtol=1e-10, atol=1e-12)
+    # prediction: one test Gram per distinct member
+    members = search.best_estimator_.estimators_
+    del calls[:]
+    search.predict(X[:4])
+    assert len(calls) == len({id(m) for m in members})
+    # the same series 3 times larger are another network's inputs: every setting computed
+    del calls[:]
+    RNTKClassifierCV().fit(3 * X, y)
+    assert calls.count(True) == len(grid)
+
+
+def test_search_grams_same_as(rng):
+    X, y = _waves(rng)
+    grams = [rntk_kernel(X, sigma_b=b) for b in (0.0, 1.0)]
+    alphas = [1e-3, 1e-1]
+    cands = [{"sigma_b": b, "alpha": a} for b in (0.0, 1.0, 0.0) for a in alphas]
+    groups = [[0, 1], [2, 3], [4, 5]]
+    loo = [(np.arange(len(y)), np.arange(len(y)))]
+    score = RidgeLOOScorer(classification=True)
+    out = search_grams(iter(grams + [None]), groups, cands, y, loo, score_gram=score,
+                       keep=3, same_as={2: 0})
+    np.testing.assert_array_equal(out.scores[4:], out.scores[:2])
+    np.testing.assert_array_equal(out.tiebreak[4:], out.tiebreak[:2])
+    assert {i for i, _ in out.top} >= {out.best_index}
+    for i, K in out.top:  # the third group is given the first one's Gram
+        assert K is grams[0 if i in (0, 1, 4, 5) else 1]
+    for bad in ({0: 1}, {2: 2}, {1: 0, 2: 1}):
+        with pytest.raises(ValueError, match="same_as"):
+            search_grams(iter(grams + [None]), groups, cands, y, loo, score_gram=score,
+                         same_as=bad)
+
+
+def test_averaged_member_listed_twice_is_evaluated_once(rng):
+    X, y = _waves(rng)
+    a, b = (RNTKClassifier(model="ridge", sigma_b=s).fit(X, y) for s in (0.0, 1.0))
+    calls = []
+    real = a.decision_function
+    a.decision_function = lambda Z: calls.append(1) or real(Z)
+    avg = AveragedClassifier([a, a, b]).fit()
+    np.testing.assert_allclose(avg.decision_function(X),
+                               (2 * real(X) + b.decision_function(X)) / 3, rtol=1e-12)
+    assert len(calls) == 1

@@ -169,8 +169,12 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
         ranked as ``best_params_``; an :class:`rntk.AveragedClassifier`, parameters in
-        ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (2) with the default
-        grid, 1 (the best candidate alone) with a given ``param_grid``.
+        ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (3) with the default
+        grid, 1 (the best candidate alone) with a given ``param_grid``. With the
+        default grid on training series that all have unit RMS already
+        (:func:`rntk.model_selection.unit_rms`), the banded level-and-scale setting is
+        the banded setting (``DEFAULT_SAME``): scored, refitted and listed as it, so
+        the banded member may count twice.
     large_n : "auto", int or None, default="auto"
         Above this many training series the exact leave-one-out search (``protocol=
         "loo"``, ``cv=None``) runs on ``n_components`` Nystroem features per kernel

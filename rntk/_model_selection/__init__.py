@@ -9,6 +9,7 @@ from ._grids import (
     DEFAULT_PRIOR,
     DEFAULT_REGRESSION_ALPHA,
     DEFAULT_REGRESSION_GRID,
+    DEFAULT_SAME,
     LAST_STEP_GRID,
     LEVEL_NETWORK,
     LEVEL_POOL,
@@ -21,15 +22,18 @@ from ._grids import (
     PAPER_C,
     PAPER_GRID,
     SPECTRUM_BINS,
+    UNIT_RMS_SPREAD,
+    UNIT_RMS_TOL,
     default_grid,
     mean_readouts,
     readout_stride,
+    unit_rms,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
 __all__ = ["BAND_STEPS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
-           "DEFAULT_PRIOR",
+           "DEFAULT_PRIOR", "DEFAULT_SAME", "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
            "AveragedClassifier", "LEVEL_NETWORK", "LEVEL_POOL",
            "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "LAST_STEP_GRID", "MEAN_BAND", "MEAN_BUDGET",

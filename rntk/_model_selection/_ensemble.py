@@ -31,7 +31,8 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimators : list of fitted classifiers
-        Members with ``decision_function`` and the same ``classes_``.
+        Members with ``decision_function`` and the same ``classes_``. A member listed
+        more than once counts as many times in the mean, and is evaluated once.
 
     Attributes
     ----------
@@ -74,7 +75,11 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
             Positive for ``classes_[1]`` in the binary case.
         """
         check_is_fitted(self)
-        return np.mean([e.decision_function(X) for e in self.estimators_], axis=0)
+        done = {}  # a member listed more than once is evaluated once
+        for e in self.estimators_:
+            if id(e) not in done:
+                done[id(e)] = e.decision_function(X)
+        return np.mean([done[id(e)] for e in self.estimators_], axis=0)
 
     @fill_doc(X_plain=DOC["X_plain"])
     def predict(self, X: Sequences) -> np.ndarray:

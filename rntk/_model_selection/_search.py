@@ -94,7 +94,8 @@ def group_by_kernel(candidates, kernel_keys, defaults=None):
 
 
 def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score_gram=None,
-                 n_jobs=None, error_score=np.nan, progress=None, keep=1, prior=None):
+                 n_jobs=None, error_score=np.nan, progress=None, keep=1, prior=None,
+                 same_as=None):
     """Cross-validate candidates that share precomputed Grams.
 
     Parameters
@@ -134,6 +135,13 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         series per class (0 for all): the best candidate is the first, and with
         ``keep > 1`` the kept settings are theirs first, then the others by
         tie-break.
+    same_as : dict, optional
+        ``{group: earlier group}``: groups whose Gram is that of an earlier group (the
+        same kernel; ``grams`` gives that group's Gram again, or anything, for them).
+        Their candidates take the earlier group's scores and tie-breaks, candidate by
+        candidate (the two groups list the same scoring parameters, e.g. ridges, in the
+        same order), and the earlier group's Gram; they are ranked and kept like the
+        others.
 
     Returns
     -------
@@ -156,6 +164,14 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     best_i, best_key, best_K = -1, None, None
     top = []  # (key, -setting, candidate index, Gram), best first
     priors = [] if prior is None else [int(i) for i in np.atleast_1d(prior)]
+    same_as = dict(same_as or {})
+    for g, h in same_as.items():
+        if (not 0 <= h < g < len(groups) or h in same_as
+                or len(groups[g]) != len(groups[h])):
+            raise ValueError(f"same_as maps group {g} to {h}: it needs an earlier group "
+                             f"of as many candidates, not itself in same_as")
+    last_use = {h: max(g for g in same_as if same_as[g] == h) for h in same_as.values()}
+    kept = {}  # group -> its Gram, while a later group of same_as needs it
     prior_grams = {}  # prior candidate -> (Gram, setting)
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     blas = one_blas_thread(len(y) < 2000)
@@ -178,7 +194,15 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         for s, (K, idxs) in enumerate(zip(grams, groups)):
             kernel_time[idxs] = time.perf_counter() - t
             t1 = time.perf_counter()
-            if K is None or not np.isfinite(K).all():  # None: the kernel refused (overflow)
+            if s in same_as:
+                h = same_as[s]
+                K = kept.pop(h, None) if last_use[h] == s else kept.get(h)
+                if h in non_finite:
+                    non_finite.append(s)
+                else:
+                    scores[idxs] = scores[groups[h]]
+                    tiebreak[idxs] = tiebreak[groups[h]]
+            elif K is None or not np.isfinite(K).all():  # None: the kernel refused
                 non_finite.append(s)
             elif score_gram is not None:
                 try:
@@ -201,6 +225,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                     if failure is not None:
                         failures.append(failure)
                 fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
+            if s in same_as.values() and s not in non_finite:
+                kept[s] = K
             if s not in non_finite:
                 for i in priors:
                     if i in idxs:
@@ -250,6 +276,29 @@ def _prior_indices(grid, candidates):
         out += [j for j in range(start, start + sizes[setting])
                 if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
     return out or None
+
+
+def _same_settings(grid, candidates, groups):
+    """``same_as`` of ``search_grams`` and the candidate map of ``DEFAULT_SAME``.
+
+    Returns ``({group: group}, {candidate: candidate})`` for the settings of the default
+    grid that are another of its settings on unit-RMS series (see
+    :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
+    line up with its settings.
+    """
+    sizes = [len(ParameterGrid(g)) for g in grid]
+    group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
+    same_as, redirect = {}, {}
+    for setting, other in _grids.DEFAULT_SAME.items():
+        g, h = group_of[sum(sizes[:setting])], group_of[sum(sizes[:other])]
+        a, b = groups[g], groups[h]
+        if h >= g or len(a) != len(b) or any(
+                candidates[i].get("alpha") != candidates[j].get("alpha")
+                for i, j in zip(a, b)):
+            continue
+        same_as[g] = h
+        redirect.update(zip(a, b))
+    return same_as, redirect
 
 
 def results_dict(candidates, scores, kernel_time, fit_time):
@@ -467,6 +516,14 @@ class BaseKernelSearchCV(BaseEstimator):
             print(f"[{type(self).__name__}] {how} each of {n_cand} candidates ({n_settings} "
                   f"kernel settings)" + ("" if exact_loo else
                                          f", totalling {n_cand * n_splits} fits"), flush=True)
+        n_average = self._n_average()
+        prior = same_as = None
+        redirect = {}
+        if exact_loo and self.param_grid is None and not base._is_regressor:
+            prior = _prior_indices(grid, candidates)
+            if features is None and _grids.unit_rms(raw):
+                same_as, redirect = _same_settings(grid, candidates, kernel_groups)
+
         def grams():
             if features is not None:
                 yield from features.grams(base, candidates, kernel_groups, raw)
@@ -474,19 +531,19 @@ class BaseKernelSearchCV(BaseEstimator):
             if getattr(base, "device", "cpu") == "cuda":
                 yield from _batched_cuda_grams(base, candidates, kernel_groups, raw)
                 return
-            for idxs in kernel_groups:
+            for g, idxs in enumerate(kernel_groups):
+                if same_as and g in same_as:
+                    yield None  # the search takes the Gram of same_as[g]
+                    continue
                 est = clone(base).set_params(**candidates[idxs[0]])
                 try:
                     yield est._gram(est._prepare(raw))
                 except KernelOverflowError:
                     yield None  # scored NaN, with the engine's warning
 
-        n_average = self._n_average()
-        prior = None
-        if exact_loo and self.param_grid is None and not base._is_regressor:
-            prior = _prior_indices(grid, candidates)
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
+                               same_as=same_as,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
                                error_score=self.error_score,
                                progress=self._progress(n_settings))
@@ -515,9 +572,14 @@ class BaseKernelSearchCV(BaseEstimator):
                     "sigma_b) or unit-norm series."
                 )
             t0 = time.perf_counter()
-            members = []
+            members, used, fitted = [], [], {}
             for i, K in outcome.top if n_average > 1 else [(self.best_index_,
                                                               outcome.best_gram)]:
+                i = redirect.get(i, i)  # a setting of same_as: the one it is
+                used.append(i)
+                if i in fitted:  # listed twice: one fitted member, evaluated once
+                    members.append(fitted[i])
+                    continue
                 est = clone(base).set_params(**candidates[i])
                 if features is not None:
                     features.refit(est, K, y, i)
@@ -527,10 +589,11 @@ class BaseKernelSearchCV(BaseEstimator):
                     if hasattr(self, attr):
                         setattr(est, attr, getattr(self, attr))
                 members.append(est)
+                fitted[i] = est
             if features is not None:
                 features.transformers = []  # release the landmarks of the other settings
             if n_average > 1:
-                self.averaged_params_ = [candidates[i] for i, _ in outcome.top]
+                self.averaged_params_ = [candidates[i] for i in used]
                 self.best_estimator_ = AveragedClassifier(members).fit()
             else:
                 self.__dict__.pop("averaged_params_", None)  # of an earlier fit
