@@ -219,6 +219,17 @@ def test_tune_panel_grid_quick(panel, tmp_path):
     assert (out / "nested.md").exists() and (out / "fixed.md").exists()
 
 
+def test_tune_panel_ensembles_quick(panel, tmp_path):
+    module = _script("tune_panel_ensembles.py")
+    out = tmp_path / "out"
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(out),
+                        "--cache", str(tmp_path / "cache")])
+    assert [r["variant"] for r in rows][:len(module.RULES)] == list(module.RULES)
+    assert all(0 <= r["nested"] <= 100 and 0 <= r["test"] <= 100 for r in rows)
+    assert [r["variant"] for r in _csv(out / "rules.csv")] == [r["variant"] for r in rows]
+    assert (out / "rules.md").exists()
+
+
 def test_tune_default_grid_quick(panel, tmp_path):
     module = _script("tune_default_grid.py")
     module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path)])
