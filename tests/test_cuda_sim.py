@@ -231,3 +231,27 @@ def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
     new = [rng.normal(size=(t, 2)) for t in (3, 6)]
     np.testing.assert_allclose(gpu.decision_function(new), cpu.decision_function(new),
                                rtol=1e-10)
+
+
+def test_batched_search_grams_leave_the_skipped_groups_uncomputed(monkeypatch):
+    """The groups of ``same_as`` (a Gram the search already has) are not launched."""
+    from rntk import RNTKClassifier
+    from rntk._model_selection import _search
+
+    rng = np.random.default_rng(4)
+    Xs = [rng.normal(size=(t, 1)) for t in (4, 5, 3)]
+    cands = [{"sigma_b": b} for b in (0.0, 0.5, 1.0)]
+    launched = []
+    real = _cuda.rntk_kernel_cuda_batched
+
+    def counted(xs, ys, params):
+        launched.append(len(params))
+        return real(xs, ys, params)
+
+    monkeypatch.setattr(_cuda, "rntk_kernel_cuda_batched", counted)
+    grams = list(_search._batched_cuda_grams(RNTKClassifier(), cands, [[0], [1], [2]], Xs,
+                                             skip={1: 0}))
+    assert grams[1] is None and launched == [2]
+    for K, c in zip((grams[0], grams[2]), (cands[0], cands[2])):
+        est = RNTKClassifier(**c)
+        np.testing.assert_allclose(K, est._gram(est._prepare(Xs)), rtol=1e-10)

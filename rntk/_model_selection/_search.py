@@ -356,23 +356,23 @@ def _series_prep(est):
             getattr(est, "pool", 1))
 
 
-def _batched_cuda_grams(base, candidates, kernel_groups, raw):
+def _batched_cuda_grams(base, candidates, kernel_groups, raw, skip=()):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
     The groups that share the series' preparation (``spectrum``, ``normalize``, ``pool``) are
     computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
     is recomputed one setting at a time, so that only the overflowing settings give
-    ``None``.
+    ``None``. The groups in ``skip`` (those of ``same_as``) give ``None`` uncomputed.
     """
     from .._kernels._cuda import rntk_kernel_cuda_batched
 
     ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
-    ready = {}
+    ready = {g: None for g in skip}
     for g, est in enumerate(ests):
         if g not in ready:
             scale = _series_prep(est)
             batch = [h for h in range(g, len(ests))
-                     if _series_prep(ests[h]) == scale][:_CUDA_BATCH]
+                     if h not in ready and _series_prep(ests[h]) == scale][:_CUDA_BATCH]
             xs = est._prepare(raw)
             try:
                 Ks = rntk_kernel_cuda_batched(xs, None,
@@ -529,7 +529,8 @@ class BaseKernelSearchCV(BaseEstimator):
                 yield from features.grams(base, candidates, kernel_groups, raw)
                 return
             if getattr(base, "device", "cpu") == "cuda":
-                yield from _batched_cuda_grams(base, candidates, kernel_groups, raw)
+                yield from _batched_cuda_grams(base, candidates, kernel_groups, raw,
+                                               skip=same_as or ())
                 return
             for g, idxs in enumerate(kernel_groups):
                 if same_as and g in same_as:
