@@ -17,6 +17,10 @@ alternating, and keeps each method's best time (the accuracies of the repeats ar
 same: both methods are deterministic). On a shared machine whose speed drifts during a
 run, the ratio of best times moves far less than that of single times.
 
+``--compare-unit-rms`` also runs the default without its unit-RMS rule (every setting's
+Gram computed, :data:`rntk.model_selection.DEFAULT_SAME` emptied), alternating with the
+others, and reports its time beside ours (the same accuracies are expected on every set).
+
 ``--quick`` checks the script in seconds: only the smallest set of the panel (or those of
 ``--datasets``), ``RNTKClassifierCV`` on the small grid of ``bench_ucr_protocols.py
 --quick``, and MiniRocket only when aeon is installed (else its columns are ``nan``).
@@ -24,13 +28,14 @@ run, the ratio of best times moves far less than that of single times.
 Usage::
 
     python benchmarks/bench_panel.py [--data-home DIR] [--datasets A,B] [--out DIR]
-        [--repeat K] [--quick]
+        [--repeat K] [--compare-unit-rms] [--quick]
 """
 
 import argparse
 import csv
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
@@ -42,6 +47,7 @@ from tune_panel_grid import peer_results  # noqa: E402
 
 from rntk import RNTKClassifierCV, interpolate_missing  # noqa: E402
 from rntk.datasets import read_tsv  # noqa: E402
+from rntk.model_selection import DEFAULT_SAME  # noqa: E402
 
 
 def _load(name, home):
@@ -54,6 +60,26 @@ def _load(name, home):
 
 def _f(x):
     return float(x) if x not in ("", None) else np.nan
+
+
+class _EveryGram(RNTKClassifierCV):
+    """The default classifier without the unit-RMS rule: every setting's Gram computed."""
+
+    def fit(self, X, y):
+        """Fit with ``DEFAULT_SAME`` emptied.
+
+        Parameters
+        ----------
+        X, y
+            As :meth:`rntk.RNTKClassifierCV.fit`.
+
+        Returns
+        -------
+        self : _EveryGram
+            The fitted classifier.
+        """
+        with patch.dict(DEFAULT_SAME, clear=True):
+            return super().fit(X, y)
 
 
 def summary(rows, peers):
@@ -82,6 +108,12 @@ def summary(rows, peers):
               f"{int(np.sum(d < -10))}; worst: "
               + ", ".join(f"{n} {x:+.1f}" for x, n in worst)
               + f"; time {t_ours:.1f} s against {t_mr:.1f} s ({t_ours / t_mr:.2f}x)."]
+    if "every_s" in rows[0]:
+        t_every = sum(r["every_s"] for r in rows)
+        same = sum(r["every_acc"] == r["rntk_acc"] for r in rows)
+        lines += ["", f"Without the unit-RMS rule (every Gram computed, same process): "
+                  f"{t_every:.1f} s, {t_every / t_ours:.2f}x ours; the same accuracy on "
+                  f"{same} of {len(rows)} sets."]
     return "\n".join(lines) + "\n"
 
 
@@ -92,6 +124,8 @@ def main(argv=None):
     p.add_argument("--out", default="results/bench_panel")
     p.add_argument("--repeat", type=int, default=1,
                    help="fits per set and method, alternating; the best time is kept")
+    p.add_argument("--compare-unit-rms", action="store_true",
+                   help="also the default without its unit-RMS rule (column every)")
     p.add_argument("--quick", action="store_true",
                    help="smallest set, small grid, MiniRocket only with aeon (seconds)")
     args = p.parse_args(argv)
@@ -108,6 +142,9 @@ def main(argv=None):
         methods["rntk"] = lambda: RNTKClassifierCV(QUICK_GRIDS["rntk"])
     elif "minirocket" not in methods:
         raise SystemExit("MiniRocket needs aeon: pip install aeon (or run with --quick)")
+    if args.compare_unit_rms:
+        methods["every"] = (lambda: _EveryGram(QUICK_GRIDS["rntk"])) if args.quick \
+            else _EveryGram
     _warm_up(methods)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -128,7 +165,9 @@ def main(argv=None):
             row["minirocket_acc"] = row["minirocket_s"] = np.nan
         rows.append(row)
         print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
-              f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)", flush=True)
+              f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)"
+              + (f"  every {row['every_acc']:6.2f} ({row['every_s']:6.2f} s)"
+                 if "every_s" in row else ""), flush=True)
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

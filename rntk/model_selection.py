@@ -15,7 +15,7 @@ Classifier and ridge algebra
     :func:`one_vs_all_targets`, :func:`decision_to_labels`.
 Grids
     :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
-    :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :func:`default_grid`,
+    :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :data:`DEFAULT_SAME`, :func:`default_grid`,
     :func:`mean_readouts`, :func:`readout_stride`, :func:`unit_rms`.
 Series preparation
     :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`: the layout the
@@ -43,6 +43,7 @@ from ._estimators._ridge import KernelRidgeClassifier, relative_ridge
 from ._model_selection import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
+    DEFAULT_SAME,
     LAST_STEP_GRID,
     MEAN_NETWORK,
     PAPER_GRID,
@@ -64,7 +65,8 @@ from ._model_selection._loo import (
 )
 from ._utils import as_sequences, normalize_series, pool_series
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "LAST_STEP_GRID", "LARGE_N", "LARGE_N_COMPONENTS",
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "LARGE_N",
+           "LARGE_N_COMPONENTS",
            "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
            "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",

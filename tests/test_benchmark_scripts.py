@@ -9,6 +9,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -186,6 +187,35 @@ def test_bench_panel_quick(panel, tmp_path, monkeypatch, hide_aeon):
     assert np.isnan(float(rows[0]["minirocket_acc"])) != aeon
     assert "1 sets: rntk" in (tmp_path / "out" / "summary.md").read_text()
 
+
+
+def test_bench_panel_compares_without_the_unit_rms_rule(panel, tmp_path, monkeypatch):
+    module = _script("bench_panel.py")
+    seen = []
+    real = module._run
+
+    def run(m, make, *data):  # the baseline fits with DEFAULT_SAME emptied, and only then
+        est = make()
+        seen.append((m, dict(module.DEFAULT_SAME)))
+        if m == "every":
+            assert isinstance(est, module._EveryGram)
+        return real(m, lambda: est, *data)
+
+    monkeypatch.setattr(module, "_run", run)
+    monkeypatch.setattr(module, "_warm_up", lambda methods: None)
+    module.main(["--quick", "--compare-unit-rms", "--datasets", "Beef", "--data-home",
+                 str(panel), "--out", str(tmp_path / "out")])
+    (row,) = _csv(tmp_path / "out" / "results.csv")
+    assert row["every_acc"] == row["rntk_acc"] and float(row["every_s"]) > 0
+    assert "Without the unit-RMS rule" in (tmp_path / "out" / "summary.md").read_text()
+    assert module.DEFAULT_SAME and all(same for _, same in seen)  # restored after each fit
+    with patch.dict(module.DEFAULT_SAME, {9: 1}):  # emptied inside _EveryGram.fit
+        from rntk.model_selection import DEFAULT_SAME
+        inside = []
+        monkeypatch.setattr(module.RNTKClassifierCV, "fit",
+                            lambda self, X, y: inside.append(dict(DEFAULT_SAME)) or self)
+        module._EveryGram().fit(None, None)
+        assert inside == [{}] and DEFAULT_SAME[9] == 1
 
 
 def test_bench_panel_repeat_keeps_each_methods_best_time(panel, tmp_path, monkeypatch):
