@@ -170,3 +170,22 @@ def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
     assert len(members) == 3 and all(len(est.X_fit_) == m for est in members)
     assert peak < n * n * 8 / 8  # an n x n float64 matrix is 32 MB; this is 4 MB
     assert clf.score(X, y) > 0.5
+
+
+def test_path_on_unit_rms_series_computes_the_banded_features_once(rng, monkeypatch):
+    """The default grid's unit-RMS rule on the feature path: one setting fewer, same model."""
+    from rntk._model_selection import DEFAULT_SAME, default_grid
+
+    X, y = _waves(rng, 8)
+    X = X / np.sqrt(np.mean(X ** 2, axis=1, keepdims=True))  # every series at unit RMS
+    fits = []
+    real = RNTKNystroem.fit_transform
+    monkeypatch.setattr(RNTKNystroem, "fit_transform",
+                        lambda self, *a, **k: fits.append(1) or real(self, *a, **k))
+    path = RNTKClassifierCV(large_n=0, n_components=len(X)).fit(X, y)
+    assert len(fits) == len(default_grid([X.shape[1]] * len(X))) - len(DEFAULT_SAME)
+    exact = RNTKClassifierCV(large_n=None).fit(X, y)
+    assert path.averaged_params_ == exact.averaged_params_
+    X_test, _ = _waves(np.random.default_rng(1), 3)
+    np.testing.assert_allclose(path.decision_function(X_test),
+                               exact.decision_function(X_test), rtol=1e-6, atol=1e-8)

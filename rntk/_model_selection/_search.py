@@ -521,12 +521,13 @@ class BaseKernelSearchCV(BaseEstimator):
         redirect = {}
         if exact_loo and self.param_grid is None and not base._is_regressor:
             prior = _prior_indices(grid, candidates)
-            if features is None and _grids.unit_rms(raw):
+            if _grids.unit_rms(raw):
                 same_as, redirect = _same_settings(grid, candidates, kernel_groups)
 
         def grams():
             if features is not None:
-                yield from features.grams(base, candidates, kernel_groups, raw)
+                yield from features.grams(base, candidates, kernel_groups, raw,
+                                          skip=same_as or ())
                 return
             if getattr(base, "device", "cpu") == "cuda":
                 yield from _batched_cuda_grams(base, candidates, kernel_groups, raw,
