@@ -281,6 +281,15 @@ def test_tune_readout_grid_quick(panel, tmp_path):
                for r in rows)
 
 
+def test_bench_large_n_unit_rms_quick(tmp_path):
+    out = tmp_path / "large_n.csv"
+    _script("bench_large_n.py").main(["--quick", "--unit-rms", "60", "--out", str(out)])
+    rows = _csv(out)
+    assert [r["method"][-3:].strip() for r in rows] == ["on", "off"]
+    assert rows[0]["accuracy"] == rows[1]["accuracy"]
+    assert all(r["part"] == "unit_rms" and float(r["fit_s"]) > 0 for r in rows)
+
+
 def test_bench_large_n_quick(tmp_path):
     out = tmp_path / "large_n.csv"
     _script("bench_large_n.py").main(["--quick", "--only", "rntk", "--out", str(out)])
