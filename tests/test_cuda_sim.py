@@ -233,14 +233,15 @@ def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
                                rtol=1e-10)
 
 
-def test_batched_search_grams_leave_the_skipped_groups_uncomputed(monkeypatch):
-    """The groups of ``same_as`` (a Gram the search already has) are not launched."""
-    from rntk import RNTKClassifier
-    from rntk._model_selection import _search
+def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch):
+    """Unit-RMS series: the default grid's level band (``DEFAULT_SAME``) is not launched."""
+    from rntk import RNTKClassifierCV
+    from rntk._model_selection import DEFAULT_SAME, default_grid
 
     rng = np.random.default_rng(4)
-    Xs = [rng.normal(size=(t, 1)) for t in (4, 5, 3)]
-    cands = [{"sigma_b": b} for b in (0.0, 0.5, 1.0)]
+    X = rng.normal(size=(6, 6)) + np.repeat([[0.0], [1.0]], 3, axis=0) * np.arange(6)
+    X /= np.sqrt(np.mean(X ** 2, axis=1, keepdims=True))  # every series at unit RMS
+    y = np.repeat([0, 1], 3)
     launched = []
     real = _cuda.rntk_kernel_cuda_batched
 
@@ -249,9 +250,9 @@ def test_batched_search_grams_leave_the_skipped_groups_uncomputed(monkeypatch):
         return real(xs, ys, params)
 
     monkeypatch.setattr(_cuda, "rntk_kernel_cuda_batched", counted)
-    grams = list(_search._batched_cuda_grams(RNTKClassifier(), cands, [[0], [1], [2]], Xs,
-                                             skip={1: 0}))
-    assert grams[1] is None and launched == [2]
-    for K, c in zip((grams[0], grams[2]), (cands[0], cands[2])):
-        est = RNTKClassifier(**c)
-        np.testing.assert_allclose(K, est._gram(est._prepare(Xs)), rtol=1e-10)
+    gpu = RNTKClassifierCV(device="cuda").fit(X, y)
+    assert sum(launched) == len(default_grid([6] * 6)) - len(DEFAULT_SAME)
+    cpu = RNTKClassifierCV().fit(X, y)
+    assert gpu.averaged_params_ == cpu.averaged_params_
+    np.testing.assert_allclose(gpu.cv_results_["mean_test_score"],
+                               cpu.cv_results_["mean_test_score"])

@@ -244,19 +244,11 @@ class FeaturePath:
         return RNTKNystroem(n_components=self.n_components, random_state=LANDMARK_SEED,
                             normalize=False, n_jobs=self.n_jobs, **est._kernel_params())
 
-    def grams(self, base, candidates, kernel_groups, raw, skip=()):
-        """Yield the training features of every kernel group (``None``: an overflow).
-
-        The groups in ``skip`` (those of the search's ``same_as``, whose features are
-        another group's) give ``None`` uncomputed.
-        """
+    def grams(self, base, candidates, kernel_groups, raw):
+        """Yield the training features of every kernel group (``None``: an overflow)."""
         self.groups = kernel_groups
         self.transformers = []
-        for g, idxs in enumerate(kernel_groups):
-            if g in skip:
-                self.transformers.append(None)
-                yield None
-                continue
+        for idxs in kernel_groups:
             est = clone(base).set_params(**candidates[idxs[0]])
             nys = self._transformer(est)
             try:

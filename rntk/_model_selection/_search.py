@@ -267,13 +267,17 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                          non_finite, [(i, K) for _, _, i, K in top])
 
 
+def _setting_starts(grid):
+    """Index in ``ParameterGrid(grid)`` of each grid entry's first candidate, and the end."""
+    return np.cumsum([0] + [len(ParameterGrid(g)) for g in grid]).tolist()
+
+
 def _prior_indices(grid, candidates):
     """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``."""
-    sizes = [len(ParameterGrid(g)) for g in grid]
+    starts = _setting_starts(grid)
     out = []
     for setting, alpha in _grids.DEFAULT_PRIOR:
-        start = sum(sizes[:setting])
-        out += [j for j in range(start, start + sizes[setting])
+        out += [j for j in range(starts[setting], starts[setting + 1])
                 if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
     return out or None
 
@@ -286,11 +290,11 @@ def _same_settings(grid, candidates, groups):
     :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
     line up with its settings.
     """
-    sizes = [len(ParameterGrid(g)) for g in grid]
+    starts = _setting_starts(grid)
     group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
     same_as, redirect = {}, {}
     for setting, other in _grids.DEFAULT_SAME.items():
-        g, h = group_of[sum(sizes[:setting])], group_of[sum(sizes[:other])]
+        g, h = group_of[starts[setting]], group_of[starts[other]]
         a, b = groups[g], groups[h]
         if h >= g or len(a) != len(b) or any(
                 candidates[i].get("alpha") != candidates[j].get("alpha")
@@ -356,23 +360,23 @@ def _series_prep(est):
             getattr(est, "pool", 1))
 
 
-def _batched_cuda_grams(base, candidates, kernel_groups, raw, skip=()):
+def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
     The groups that share the series' preparation (``spectrum``, ``normalize``, ``pool``) are
     computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
     is recomputed one setting at a time, so that only the overflowing settings give
-    ``None``. The groups in ``skip`` (those of ``same_as``) give ``None`` uncomputed.
+    ``None``.
     """
     from .._kernels._cuda import rntk_kernel_cuda_batched
 
     ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
-    ready = {g: None for g in skip}
+    ready = {}
     for g, est in enumerate(ests):
         if g not in ready:
             scale = _series_prep(est)
             batch = [h for h in range(g, len(ests))
-                     if h not in ready and _series_prep(ests[h]) == scale][:_CUDA_BATCH]
+                     if _series_prep(ests[h]) == scale][:_CUDA_BATCH]
             xs = est._prepare(raw)
             try:
                 Ks = rntk_kernel_cuda_batched(xs, None,
@@ -517,31 +521,32 @@ class BaseKernelSearchCV(BaseEstimator):
                   f"kernel settings)" + ("" if exact_loo else
                                          f", totalling {n_cand * n_splits} fits"), flush=True)
         n_average = self._n_average()
-        prior = same_as = None
-        redirect = {}
+        prior, same_as, redirect = None, {}, {}
         if exact_loo and self.param_grid is None and not base._is_regressor:
             prior = _prior_indices(grid, candidates)
             if _grids.unit_rms(raw):
                 same_as, redirect = _same_settings(grid, candidates, kernel_groups)
 
-        def grams():
+        computed = [idxs for g, idxs in enumerate(kernel_groups) if g not in same_as]
+
+        def computed_grams():  # those of the groups not in same_as, in order
             if features is not None:
-                yield from features.grams(base, candidates, kernel_groups, raw,
-                                          skip=same_as or ())
+                yield from features.grams(base, candidates, computed, raw)
                 return
             if getattr(base, "device", "cpu") == "cuda":
-                yield from _batched_cuda_grams(base, candidates, kernel_groups, raw,
-                                               skip=same_as or ())
+                yield from _batched_cuda_grams(base, candidates, computed, raw)
                 return
-            for g, idxs in enumerate(kernel_groups):
-                if same_as and g in same_as:
-                    yield None  # the search takes the Gram of same_as[g]
-                    continue
+            for idxs in computed:
                 est = clone(base).set_params(**candidates[idxs[0]])
                 try:
                     yield est._gram(est._prepare(raw))
                 except KernelOverflowError:
                     yield None  # scored NaN, with the engine's warning
+
+        def grams():
+            source = computed_grams()
+            for g in range(len(kernel_groups)):  # same_as[g]'s Gram is the search's
+                yield None if g in same_as else next(source)
 
         outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
