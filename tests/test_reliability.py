@@ -16,6 +16,7 @@ from rntk import (
     rntk_diag,
     rntk_kernel,
 )
+from rntk.model_selection import normalize_series
 from tests.reference import rntk_gram
 
 
@@ -65,6 +66,26 @@ def test_huge_inputs_and_scales_are_refused_or_rescaled(rng):
     np.testing.assert_array_equal(huge.predict(X * 1e200), small.predict(X))
     np.testing.assert_allclose(huge.decision_function(X * 1e200), small.decision_function(X),
                                rtol=1e-6)  # libsvm's solution moves with the last bits
+
+
+@pytest.mark.parametrize("how", ["norm", "rms"])
+@pytest.mark.parametrize("factor", [1e-170, 1e-300, 1e-310])
+def test_tiny_series_are_normalised_without_underflow(rng, how, factor):
+    # the squares of entries below about 1e-154 underflow: the norm is taken after
+    # scaling by the peak, so the series is not mistaken for a series of zeros
+    X = [rng.normal(size=(20, 2)) for _ in range(3)]
+    expected = normalize_series(X, how)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = normalize_series([x * factor for x in X], how)
+    for a, b in zip(tiny, expected):
+        np.testing.assert_allclose(a, b, rtol=1e-6 if factor < 1e-300 else 1e-12)
+    assert normalize_series([np.zeros((4, 1))], how)[0].max() == 0
+    y = np.r_[np.zeros(6), np.ones(6)]
+    Z = rng.normal(size=(12, 30)) + 2 * y[:, None]
+    small = RNTKClassifier(normalize=how).fit(Z, y)
+    tiny = RNTKClassifier(normalize=how).fit(Z * factor, y)
+    np.testing.assert_array_equal(tiny.predict(Z * factor), small.predict(Z))
 
 
 def test_overflowing_candidates_score_nan_in_every_protocol(rng):

@@ -295,13 +295,21 @@ def unit_norm(seqs):
     """
     out = []
     for s in seqs:
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", under="ignore"):
             norm = np.linalg.norm(s)
-        if not np.isfinite(norm):  # the squares overflow: scale by the peak first (exact)
-            s = s / np.max(np.abs(s))
-            norm = np.linalg.norm(s)
+        if not np.isfinite(norm) or norm < _SMALL_NORM:
+            # the squares overflow or underflow: scale by the peak first
+            peak = np.max(np.abs(s), initial=0.0)
+            if peak > 0:
+                s = s / peak
+                norm = np.linalg.norm(s)
         out.append(s / norm if norm > 0 else s)
     return out
+
+
+# Norms below this are recomputed after scaling by the peak: their squares underflow
+# (below about 1e-154 an entry's square is subnormal; 1e-140 leaves a margin).
+_SMALL_NORM = 1e-140
 
 
 #: The per-series scalings of the estimators' ``normalize``.
