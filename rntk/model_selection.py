@@ -11,7 +11,7 @@ Search
 Classifier and ridge algebra
     :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
     :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
-    :func:`ridge_loo_predictions`,
+    :func:`ridge_loo_predictions`, :func:`loo_classification_scores`,
     :func:`one_vs_all_targets`, :func:`decision_to_labels`.
 Grids
     :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
@@ -59,6 +59,7 @@ from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 from ._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
+    loo_classification_scores,
     one_vs_all_targets,
     ridge_dual_fit,
     ridge_loo_predictions,
@@ -69,7 +70,8 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "L
            "LARGE_N_COMPONENTS",
            "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
-           "decision_to_labels", "default_grid", "eigh_gram", "mean_readouts",
+           "decision_to_labels", "default_grid", "eigh_gram", "loo_classification_scores",
+           "mean_readouts",
            "normalize_series", "one_vs_all_targets", "pool_series", "readout_stride",
            "relative_ridge",
            "ridge_dual_fit", "ridge_loo_predictions", "search_grams", "unit_rms"]

@@ -332,6 +332,27 @@ def loo_classification_scores(y, classes, Y, loo):
         Fraction of samples whose LOO class (:func:`decision_to_labels`) is right.
     mse : ndarray of shape (n_alphas,)
         LOO mean squared error of the ``{-1, +1}`` targets (over samples and targets).
+
+    See Also
+    --------
+    ridge_loo_predictions : The ``loo`` predictions of kernel ridge, for every ridge.
+
+    Notes
+    -----
+    The leave-one-out predictions of an average of ridge classifiers are the average of
+    their leave-one-out predictions, so an average is scored exactly, like one candidate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.array([0, 0, 1, 1])
+    >>> classes, Y = one_vs_all_targets(y)
+    >>> Y.ravel()  # two classes: one target, -1 for the first class
+    array([-1., -1.,  1.,  1.])
+    >>> loo = np.array([[[-0.5], [-0.2], [0.4], [-0.3]]])  # one ridge
+    >>> acc, mse = loo_classification_scores(y, classes, Y, loo)
+    >>> float(acc[0])
+    0.75
     """
     acc = (decision_to_labels(classes, loo) == np.asarray(y)[None, :]).mean(axis=1)
     return acc, ((loo - Y[None]) ** 2).mean(axis=(1, 2))
