@@ -28,10 +28,13 @@ candidates apart, as with one series per class):
 
 ``top-3 weighted``: the three decisions weighted by rank.
 
-``--replace`` scores settings of the same family in place of one of the default's (the
-banded setting, the level-and-scale banded setting on z-normalised sets, or the
-last-step setting) or beside them: the banded network with ``diff``, ``sigma_w`` 1.0 or
-1.4, the NNGP kernel, a band of 16, ``sigma_u = 1``, two layers, ``sigma_b = 0.5``; the
+``--replace`` scores the default without each of its settings, and settings of the
+same family in place of one of the default's (the banded setting, the level-and-scale
+banded setting on z-normalised sets, or the last-step setting) or beside them: the
+banded network with ``diff``, ``sigma_w`` 1.0 or 1.4, the NNGP kernel, a band of 16,
+``sigma_u = 1``, two layers, ``sigma_b = 0.5``; the banded, level-and-scale banded and
+pooled networks reading a window of lagged inputs (an input convolution) or running
+backward or both ways, in place of their own (``COUNTERPARTS``); the
 two pooled settings with twice the cost cap (``_b20``); and the two banded settings on
 every step (no pooling to 128 steps), everywhere or where their Gram is cheap
 (``n_train^2 x length`` at most a budget), or pooled to at most 256 steps; and the
@@ -64,6 +67,7 @@ from rntk.model_selection import (  # noqa: E402
     DEFAULT_ALPHA,
     decision_to_labels,
     eigh_gram,
+    loo_classification_scores,
     one_vs_all_targets,
     relative_ridge,
     ridge_dual_fit,
@@ -91,6 +95,26 @@ NEW = {
     "raw_pool4_b20": (False, 4, MEAN),
     "pool8_b20": ("rms", 8, MEAN),
 }
+#: The band's variants of ``NEW`` (the per-dataset choice of :func:`grouped`).
+BAND_NETWORKS = [k for k in NEW if k.startswith("band")]
+#: Settings of ``NEW`` tried in place of their counterpart of the default (a position
+#: of ``DEFAULT``) or beside it: the networks read a window of lagged inputs
+#: (``lag=(k, d)``: an input convolution of ``k`` taps at dilation ``d``, see
+#: ``tune_panel_grid.lag_window``), or run backward or both ways.
+COUNTERPARTS = {
+    "band8_cap128_lag3d1": (1, dict(BAND, lag=(3, 1))),
+    "band8_cap128_lag3d3": (1, dict(BAND, lag=(3, 3))),
+    "band8_cap128_lag5d1": (1, dict(BAND, lag=(5, 1))),
+    "raw_band8_cap128_lag3d1": (2, dict(BAND, lag=(3, 1))),
+    "pool8_lag3d1": (4, dict(MEAN, lag=(3, 1))),
+    "band8_cap128_bi": (1, dict(BAND, direction="bidirectional")),
+    "band8_cap128_bw": (1, dict(BAND, direction="backward")),
+    "raw_band8_cap128_bi": (2, dict(BAND, direction="bidirectional")),
+    "pool8_bi": (4, dict(MEAN, direction="bidirectional")),
+}
+NEW.update({key: (False if key.startswith("raw") else "rms",
+                  8 if key.startswith("pool") else "cap128", kw)
+            for key, (_, kw) in COUNTERPARTS.items()})
 
 
 def _with_new_settings():
@@ -123,8 +147,8 @@ def split_table(Ks, Kts, y, yte):
 
 def loo_score(t, P):
     """LOO accuracy and minus the LOO squared error of predictions ``P`` (higher: better)."""
-    acc = np.mean(decision_to_labels(t["classes"], P) == t["y"])
-    return acc, -np.mean((P - t["Y"]) ** 2)
+    acc, mse = loo_classification_scores(t["y"], t["classes"], t["Y"], P[None])
+    return acc[0], -mse[0]
 
 
 def per_setting(t, subset):
@@ -282,8 +306,15 @@ def variants(keys, z, cost):
     for budget in (1e7, 3e7, 1e8):
         out[f"bands on every step where n^2 T <= {budget:.0e}"] = (
             [0, *every, 3, 4, 5] if cost <= budget else list(range(6)))
+    for i, key in enumerate(DEFAULT):
+        out[f"without {key}"] = [j for j in range(6) if j != i]
     for key in NEW:
         x = keys.index(key)
+        if key in COUNTERPARTS:
+            out[f"{key} for {DEFAULT[COUNTERPARTS[key][0]]}"] = [
+                x if j == COUNTERPARTS[key][0] else j for j in range(6)]
+            out[f"+ {key}"] = list(range(6)) + [x]
+            continue
         if key.endswith("_b20"):
             continue
         out[f"{key} for the level band on z-normalised sets"] = (
@@ -299,7 +330,7 @@ def variants(keys, z, cost):
 
 def grouped(keys):
     """``name -> groups`` of the ``--replace`` study: the band's hyperparameters by LOO."""
-    band = [1] + [keys.index(k) for k in NEW if k.startswith("band")]
+    band = [1] + [keys.index(k) for k in BAND_NETWORKS]
     w = [1, keys.index("band8_cap128_w10"), keys.index("band8_cap128_w14")]
     rest = [[2], [3], [4], [5]]
     return {"the band's sigma_w (1.0, 1.2, 1.4) by LOO per dataset": [[0], w] + rest,

@@ -24,7 +24,9 @@ Beside the settings of the default, ``SETTINGS`` holds those tried (see
 series has, as the default grid does), the banded settings on series pooled to at most
 128, 256 or 384 steps (``_cap``; 128 is the default's), narrower bands, and cheaper
 pooled settings: at most 64 readouts (``_r64``) or a lower cost cap (``_b5``, ``_b7``),
-with :func:`rntk.model_selection.readout_stride`. A variant may name its prior
+with :func:`rntk.model_selection.readout_stride`. A setting's parameters may hold
+``lag=(k, d)``: the network reads the window ``x_t, x_{t-d}, ..., x_{t-(k-1)d}`` at step
+``t`` (see :func:`lag_window`). A variant may name its prior
 candidates (the pair the default averages with one series per class; :func:`best_pairs`
 ranks the pairs).
 
@@ -142,14 +144,30 @@ def _stride(key, lengths):
     return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
 
 
+def lag_window(x, k, d):
+    """Return the windows ``x_t, x_{t-d}, ..., x_{t-(k-1)d}`` of a series, as channels.
+
+    The RNTK of the result is that of an RNN whose input layer reads the window (a
+    convolution of ``k`` taps at dilation ``d``, zeros before the first step); the
+    windows are divided by ``sqrt(k)``, so that the input's scale stays that of ``x``.
+    """
+    t, m = x.shape
+    out = np.zeros((t, m * k))
+    for j in range(min(k, -(-t // d))):
+        out[j * d:, j * m:(j + 1) * m] = x[:t - j * d]
+    return out / np.sqrt(k)
+
+
 def grams(name, key, data, cache):
     """Training Gram, test-vs-train Gram and seconds of one setting (cached)."""
     path = cache / f"{name}__{key}.npz"
     if not path.exists():
         xtr, xte = data
         how, pool, kw = SETTINGS[key]
+        kw = dict(kw)
+        lag = kw.pop("lag", None)
         if kw.get("readout") == "mean":
-            kw = dict(kw, readout_stride=_stride(key, [len(x) for x in xtr]))
+            kw["readout_stride"] = _stride(key, [len(x) for x in xtr])
         if key in SPECTRAL:
             bins = 128
             if key.endswith("_short"):  # no more bins than rfft gives the longest series
@@ -158,6 +176,8 @@ def grams(name, key, data, cache):
         if isinstance(pool, str):  # "capN": pool to at most N steps
             pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
+        if lag is not None:
+            xtr, xte = ([lag_window(s, *lag) for s in x] for x in (xtr, xte))
         t0 = time.perf_counter()
         Ktr = rntk_kernel(xtr, **kw)
         t1 = time.perf_counter()

@@ -260,6 +260,32 @@ def test_tune_panel_ensembles_quick(panel, tmp_path):
     assert (out / "rules.md").exists()
 
 
+def test_tune_panel_ensembles_replace_quick(panel, tmp_path):
+    module = _script("tune_panel_ensembles.py")
+    rows = module.main(["--replace", "--quick", "--data-home", str(panel), "--out",
+                        str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    by_name = {r["variant"]: r for r in rows}
+    assert rows[0]["variant"] == "the default" and rows[0]["nested_diff"] == 0
+    for name in ("without last_d0", "without spec_band8_short",
+                 "band8_cap128_lag3d1 for band8_cap128", "pool8_bi for pool8",
+                 "raw_band8_cap128_lag3d1 for raw_band8_cap128", "+ band8_cap128_bw"):
+        assert 0 <= by_name[name]["nested"] <= 100
+    assert all(0 <= r["test"] <= 100 for r in rows)
+    assert (tmp_path / "out" / "replace.md").exists()
+
+
+def test_lag_window_reads_the_lagged_steps_as_channels():
+    lag_window = _script("tune_panel_grid.py").lag_window
+    x = np.column_stack([np.arange(1.0, 6.0), -np.arange(1.0, 6.0)])
+    expected = np.array([[1, -1, 0, 0], [2, -2, 0, 0], [3, -3, 1, -1], [4, -4, 2, -2],
+                         [5, -5, 3, -3]]) / np.sqrt(2)
+    np.testing.assert_allclose(lag_window(x, 2, 2), expected, rtol=1e-15)
+    np.testing.assert_array_equal(lag_window(x, 1, 3), x)
+    # taps before the first step are zeros, however long the dilation
+    np.testing.assert_allclose(lag_window(x, 3, 4)[:, 4:], 0)
+    np.testing.assert_allclose(lag_window(x, 3, 4)[4, 2:4] * np.sqrt(3), x[0])
+
+
 def test_tune_default_grid_quick(panel, tmp_path):
     module = _script("tune_default_grid.py")
     module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path)])
