@@ -39,7 +39,10 @@ two pooled settings with twice the cost cap (``_b20``); and the two banded setti
 every step (no pooling to 128 steps), everywhere or where their Gram is cheap
 (``n_train^2 x length`` at most a budget), or pooled to at most 256 steps; and the
 band's hyperparameters chosen per dataset by LOO among those variants (a group of
-settings counted as one setting). Results: see ``benchmarks/README.md``.
+settings counted as one setting); and the band on each series' quantile functions of
+values and steps (``rntk.value_quantiles``) as a seventh setting, this release's
+default, or in place of the last-step setting. "the default" is the grid's six other
+settings (the previous release's default). Results: see ``benchmarks/README.md``.
 
 Writes ``rules.csv`` / ``rules.md`` (or ``replace.csv`` / ``replace.md``) under ``--out``.
 
@@ -75,8 +78,9 @@ from rntk.model_selection import (  # noqa: E402
     unit_rms,
 )
 
-#: The default grid in ``tune_panel_grid.py``'s setting names (``DEFAULT_GRID``'s
-#: settings: last step, band, level-and-scale band, level-and-scale pool, pool, spectrum).
+#: The previous release's default grid in ``tune_panel_grid.py``'s setting names
+#: (``DEFAULT_GRID``'s first six settings: last step, band, level-and-scale band,
+#: level-and-scale pool, pool, spectrum; this release adds ``QUANTILES``).
 DEFAULT = ["last_d0", "band8_cap128", "raw_band8_cap128", "raw_pool4", "pool8",
            "spec_band8_short"]
 #: The default's prior pair: (position in ``DEFAULT``, position in ``DEFAULT_ALPHA``).
@@ -291,6 +295,9 @@ def gram_sums(Ks, Kts, t, subset):
 #: Settings of the ``--replace`` study besides ``NEW`` (in ``tune_panel_grid.py``): the
 #: banded settings on every step, or on series pooled to at most 256 steps.
 BANDS = ["band8", "raw_band8", "band8_cap256", "raw_band8_cap256"]
+#: ... and the band on each series' quantile functions of values and steps
+#: (``rntk.value_quantiles``, at most 64 levels): this release's seventh setting.
+QUANTILES = "quant_band8"
 
 
 def variants(keys, z, cost):
@@ -300,6 +307,9 @@ def variants(keys, z, cost):
     ``cost``: ``n_train^2 x longest length``, the cost of a banded Gram on every step.
     """
     out = {"the default": list(range(6))}
+    x = keys.index(QUANTILES)
+    out[f"+ {QUANTILES} (this release's default)"] = list(range(6)) + [x]
+    out[f"{QUANTILES} for the last step"] = [x, 1, 2, 3, 4, 5]
     every, at256 = ([keys.index(k) for k in BANDS[i:i + 2]] for i in (0, 2))
     out["bands on every step"] = [0, *every, 3, 4, 5]
     out["bands pooled to at most 256 steps"] = [0, *at256, 3, 4, 5]
@@ -352,7 +362,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.replace:
         _with_new_settings()
-    keys = DEFAULT + (list(NEW) + BANDS if args.replace else [])
+    keys = DEFAULT + (list(NEW) + BANDS + [QUANTILES] if args.replace else [])
     names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
                    and (not args.quick or d.name in T.QUICK))
     hows = ("nested", "shot1", "shot2", "test")

@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from rntk import amplitude_spectrum, interpolate_missing, rntk_kernel
+from rntk import amplitude_spectrum, interpolate_missing, rntk_kernel, value_quantiles
 from rntk.datasets import read_tsv
 from rntk.model_selection import (
     DEFAULT_ALPHA,
@@ -104,6 +104,8 @@ SETTINGS = {
     "last_d0_cap256": ("norm", "cap256", dict(LAST, diff=False)),
     # the spectrum on at most as many frequencies as the longest series has
     "spec_band8_short": ("rms", 1, dict(MEAN, readout_band=8)),
+    # the band on the quantile functions of the values and steps (``rntk.value_quantiles``)
+    "quant_band8": ("rms", 1, dict(MEAN, readout_band=8)),
     # the pooled settings with at most 64 readouts per series ("_r64")
     "pool8_r64": ("rms", 8, MEAN),
     "raw_pool4_r64": (False, 4, MEAN),
@@ -115,6 +117,9 @@ SETTINGS = {
 }
 #: Settings that read ``rntk.amplitude_spectrum(x)`` instead of ``x``.
 SPECTRAL = {"spec_band8", "spec_last", "spec_band8_short"}
+#: Settings that read ``rntk.value_quantiles(x, n)`` instead of ``x`` (``n``: at most 64
+#: levels, as the default grid's ``quantiles`` setting).
+QUANTILE = {"quant_band8": 64}
 
 
 def load(name, data_home):
@@ -173,6 +178,9 @@ def grams(name, key, data, cache):
             if key.endswith("_short"):  # no more bins than rfft gives the longest series
                 bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
             xtr, xte = (as_sequences(amplitude_spectrum(x, bins), "X") for x in (xtr, xte))
+        if key in QUANTILE:
+            levels = max(2, min(QUANTILE[key], max(len(x) for x in xtr)))
+            xtr, xte = (as_sequences(value_quantiles(x, levels), "X") for x in (xtr, xte))
         if isinstance(pool, str):  # "capN": pool to at most N steps
             pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))

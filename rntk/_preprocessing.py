@@ -17,7 +17,7 @@ from ._utils import (
     validate_fit_series,
     validate_predict_data,
 )
-from ._utils._sequences import spectrum_series
+from ._utils._sequences import quantile_series, spectrum_series
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
-__all__ = ["SeriesScaler", "amplitude_spectrum", "interpolate_missing"]
+__all__ = ["SeriesScaler", "amplitude_spectrum", "interpolate_missing", "value_quantiles"]
 
 
 def _as_array_like(X):
@@ -147,15 +147,73 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
     array([[0. , 0. , 0.5, 0. , 0. ],
            [0. , 0. , 0.5, 0. , 0. ]])
     """
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)):
-        raise TypeError(f"n_bins must be an int, got {type(n_bins).__name__}")
-    if n_bins < 2:
-        raise ValueError(f"n_bins must be at least 2, got {n_bins}")
+    _check_grid_size(n_bins, "n_bins")
     X, seqs = _read_series(X)
     out = np.stack(spectrum_series(seqs, int(n_bins)))
     flat = (np.ndim(X) == 2 if not isinstance(X, (list, tuple))
             else all(np.ndim(x) == 1 for x in X))
     return out[:, :, 0] if flat else out
+
+
+def _check_grid_size(n, name):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
+    if n < 2:
+        raise ValueError(f"{name} must be at least 2, got {n}")
+
+
+def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
+    """Quantile functions of the values and of the steps of series, on common levels.
+
+    For each channel of each series, the quantiles of its values and of its steps (first
+    differences) at the levels ``(k + 1/2) / n_levels``, ``k < n_levels``
+    (:func:`numpy.quantile`, linear interpolation between the order statistics), each
+    scaled to unit root-mean-square. This is what the estimators read with
+    ``quantiles=n_levels`` (one of the settings of the default classifier grid): the
+    network then runs over the levels, lowest value first, and its kernel compares
+    the distribution of the values (how long a series spends at which level, its
+    offset relative to its amplitude) and of the steps (how often it jumps, and how
+    far), whatever their order in time.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
+        Series, in any layout of :func:`rntk.rntk_kernel` (no missing values).
+    n_levels : int, default=64
+        Levels of the grid, at least 2.
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_samples, n_levels, 2 * n_channels)
+        Per series, the values' quantile functions (channels ``0 .. n_channels - 1``)
+        then the steps' (the others; zeros for a series of one step). A channel of
+        zeros stays zeros.
+
+    Raises
+    ------
+    ValueError
+        For ``n_levels < 2``, or series the estimators refuse (NaN inside, infinite
+        values, empty series, mismatched channels).
+
+    See Also
+    --------
+    amplitude_spectrum : The other representation of the default grid.
+    interpolate_missing : Fill missing values first.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import value_quantiles
+    >>> X = [np.array([0.0, 2.0, 1.0, 3.0]), np.array([3.0, 0.0, 2.0, 1.0])]
+    >>> q = value_quantiles(X, n_levels=4)
+    >>> bool(np.allclose(q[0, :, 0], q[1, :, 0]))  # the same values, in another order
+    True
+    >>> bool(np.allclose(q[0, :, 1], q[1, :, 1]))  # but other steps
+    False
+    """
+    _check_grid_size(n_levels, "n_levels")
+    _, seqs = _read_series(X)
+    return np.stack(quantile_series(seqs, int(n_levels)))
 
 
 def _is_constant(mean, std, n):

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
-from .._utils._sequences import pool_series, spectrum_series
+from .._utils._sequences import pool_series, quantile_series, spectrum_series
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -45,10 +45,17 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return self._prepare(validate_predict_data(self, X))
 
     def _prepare(self, xs):
-        """Spectra (``spectrum``), scale (``normalize``), average blocks (``pool``)."""
+        """Spectra or quantiles, then the scale (``normalize``), then block means."""
         bins = getattr(self, "spectrum", None)
+        levels = getattr(self, "quantiles", None)
+        if bins is not None and levels is not None:
+            raise ValueError("spectrum and quantiles replace the series by two different "
+                             f"representations: give one of them, got spectrum={bins!r} "
+                             f"and quantiles={levels!r}")
         if bins is not None:
             xs = spectrum_series(xs, bins)
+        if levels is not None:
+            xs = quantile_series(xs, levels)
         xs = normalize_series(xs, getattr(self, "normalize", False))
         return pool_series(xs, getattr(self, "pool", 1))
 

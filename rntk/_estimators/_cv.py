@@ -112,13 +112,14 @@ self : {estimator}CV
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 6 kernel settings (the bidirectional 2-layer "
+    default=("with ``protocol='loo'`` 7 kernel settings (the bidirectional 2-layer "
              "RNTK read out at the last step, ``sigma_b = 2``, unit-norm series; the "
              "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
              "with a band of 8 steps (on series pooled to at most 128 steps), or on "
              "block means of 8 steps with up to 128 readouts; the same on the series as "
              "given, which keeps their level and scale, with the band or on block means "
-             "of 4 steps; and the banded one on amplitude spectra, ``spectrum``) x 9 "
+             "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
+             "on the quantile functions of values and steps, ``quantiles``) x 9 "
              "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
              "the best candidates of the 3 best settings (``n_average``); with "
              "``protocol='paper'`` the paper's 900 kernel settings x 5 values of ``C``"),
@@ -165,6 +166,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     spectrum : int, default=None
         Frequencies of the amplitude spectra read instead of the series, as in
         :class:`RNTKClassifier`, when ``spectrum`` is not in the grid.
+    quantiles : int, default=None
+        Levels of the quantile functions read instead of the series, as in
+        :class:`RNTKClassifier`, when ``quantiles`` is not in the grid.
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
@@ -198,8 +202,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 6 kernel settings x 9 ridges
-    54
+    >>> len(clf.cv_results_["params"])  # 7 kernel settings x 9 ridges
+    63
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
@@ -209,7 +213,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKClassifier
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum")
+    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum", "quantiles")
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -223,7 +227,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
                  C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, spectrum=None,
-                 n_average=None,
+                 quantiles=None, n_average=None,
                  missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
                  error_score=np.nan, large_n="auto", n_components=500):
         store_init_params(self, locals())
@@ -336,6 +340,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     spectrum : int, default=None
         Frequencies of the amplitude spectra read instead of the series, as in
         :class:`RNTKRegressor`, when ``spectrum`` is not in the grid.
+    quantiles : int, default=None
+        Levels of the quantile functions read instead of the series, as in
+        :class:`RNTKRegressor`, when ``quantiles`` is not in the grid.
     {tail}
 
     Examples
@@ -354,7 +361,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKRegressor
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum")
+    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum", "quantiles")
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
     }
@@ -365,8 +372,9 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, spectrum=None, missing="raise", refit=True,
-                 n_jobs=None, device="cpu", verbose=0, error_score=np.nan):
+                 alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
+                 missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
+                 error_score=np.nan):
         store_init_params(self, locals())
 
     _paper_cv = 5

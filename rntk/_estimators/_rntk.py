@@ -31,6 +31,7 @@ _CONSTRAINTS = {
     "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
     "pool": [Interval(numbers.Integral, 1, None, closed="left")],
     "spectrum": [Interval(numbers.Integral, 2, None, closed="left"), None],
+    "quantiles": [Interval(numbers.Integral, 2, None, closed="left"), None],
     "missing": [StrOptions(set(MISSING))],
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
@@ -67,6 +68,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
         mean-readout settings of the default grid).
     {spectrum}
+    {quantiles}
     {pool}
     {missing}
     {n_jobs_device}
@@ -123,8 +125,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"], model="svc", C=1.0, class_weight=None,
-                 alpha=1e-3, normalize=True, pool=1, spectrum=None, missing="raise", n_jobs=None,
-                 device="cpu"):
+                 alpha=1e-3, normalize=True, pool=1, spectrum=None, quantiles=None,
+                 missing="raise", n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
@@ -199,6 +201,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         series times ``sqrt(T_i)``). Off by default for regression, where the
         amplitude usually matters.
     {spectrum}
+    {quantiles}
     {pool}
     {missing}
     {n_jobs_device}
@@ -239,8 +242,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, spectrum=None, missing="raise", n_jobs=None,
-                 device="cpu"):
+                 alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
+                 missing="raise", n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):

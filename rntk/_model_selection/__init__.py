@@ -21,6 +21,7 @@ from ._grids import (
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
+    QUANTILE_LEVELS,
     SPECTRUM_BINS,
     UNIT_RMS_SPREAD,
     UNIT_RMS_TOL,
@@ -32,7 +33,8 @@ from ._grids import (
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["BAND_STEPS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
+__all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID",
+           "DEFAULT_N_AVERAGE",
            "DEFAULT_PRIOR", "DEFAULT_SAME", "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
            "AveragedClassifier", "LEVEL_NETWORK", "LEVEL_POOL",
            "DEFAULT_REGRESSION_ALPHA",

@@ -16,7 +16,8 @@ __all__ = ["BAND_STEPS", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_N_AVERAGE",
            "DEFAULT_SAME", "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
            "LAST_STEP_GRID", "LEVEL_NETWORK", "LEVEL_POOL", "MEAN_BAND", "MEAN_BUDGET",
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C",
-           "PAPER_GRID", "SPECTRUM_BINS", "default_grid", "mean_readouts", "readout_stride"]
+           "PAPER_GRID", "QUANTILE_LEVELS", "SPECTRUM_BINS", "default_grid", "mean_readouts",
+           "readout_stride"]
 
 #: Readouts per series of the pooled mean-readout setting of the default grid, at most:
 #: fewer when its training Gram would cost more than ``MEAN_BUDGET`` pair-readout-steps
@@ -38,6 +39,9 @@ BAND_STEPS = 128
 #: Frequencies of the spectral setting at most (fewer when the longest training series
 #: has fewer: ``longest // 2 + 1``, those of its ``rfft``).
 SPECTRUM_BINS = 128
+#: Levels of the quantile setting at most (fewer when the longest training series has
+#: fewer steps).
+QUANTILE_LEVELS = 64
 
 #: The part of the default grid read out at the last step: the bidirectional two-layer
 #: ReLU RNTK, ``sigma_b = 2``, unit-norm series.
@@ -68,6 +72,10 @@ LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 #: * the spectral setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading each
 #:   series' amplitude spectrum (``spectrum``: at most ``SPECTRUM_BINS`` frequencies,
 #:   see :func:`rntk.amplitude_spectrum`), scaled to unit RMS;
+#: * the quantile setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
+#:   quantile functions of each series' values and steps (``quantiles``: at most
+#:   ``QUANTILE_LEVELS`` levels, see :func:`rntk.value_quantiles`), scaled to unit RMS:
+#:   the distribution of the values and of the steps, whatever their order in time;
 #:
 #: the pooled ones with the readout stride of :func:`mean_readouts`, the banded ones
 #: on series pooled to at most ``BAND_STEPS`` steps. The refitted model averages the
@@ -91,6 +99,7 @@ DEFAULT_GRID = [
     {**LEVEL_NETWORK, "readout_band": [MEAN_BAND]},
     {**LEVEL_NETWORK, "pool": [LEVEL_POOL]},
     {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
+    {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "quantiles": [QUANTILE_LEVELS]},
 ]
 
 #: Kernel settings whose best candidates the default classifier averages (the decision
@@ -220,7 +229,8 @@ def default_grid(lengths, alphas=None):
         :func:`readout_stride`; each banded setting on
         series with the ``pool`` ``ceil(max(lengths) / BAND_STEPS)``; the spectral
         setting with ``min(SPECTRUM_BINS, max(lengths) // 2 + 1)`` frequencies (at
-        least 2); and the ridges.
+        least 2); the quantile setting with ``min(QUANTILE_LEVELS, max(lengths))``
+        levels (at least 2); and the ridges.
     """
     longest = max(lengths)
     grid = []
@@ -228,6 +238,8 @@ def default_grid(lengths, alphas=None):
         g = dict(g)
         if "spectrum" in g:
             g["spectrum"] = [max(2, min(SPECTRUM_BINS, longest // 2 + 1))]
+        elif "quantiles" in g:
+            g["quantiles"] = [max(2, min(QUANTILE_LEVELS, longest))]
         elif "readout_band" in g:
             g["pool"] = [max(1, -(-longest // BAND_STEPS))]
         if "pool" in g and "readout_band" not in g:

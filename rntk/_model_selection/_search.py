@@ -356,14 +356,15 @@ _CUDA_BATCH = 64
 
 
 def _series_prep(est):
-    return (getattr(est, "spectrum", None), getattr(est, "normalize", False),
-            getattr(est, "pool", 1))
+    return (getattr(est, "spectrum", None), getattr(est, "quantiles", None),
+            getattr(est, "normalize", False), getattr(est, "pool", 1))
 
 
 def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
-    The groups that share the series' preparation (``spectrum``, ``normalize``, ``pool``) are
+    The groups that share the series' preparation (``spectrum``, ``quantiles``,
+    ``normalize``, ``pool``) are
     computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
     is recomputed one setting at a time, so that only the overflowing settings give
     ``None``.

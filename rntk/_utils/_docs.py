@@ -46,6 +46,16 @@ DOC = {
         "    then reads the spectrum from the lowest frequency to the highest, so that\n"
         "    the kernel compares the frequency content of series whatever the phase;\n"
         "    series of any length give the same number of steps."),
+    "quantiles": (
+        "quantiles : int, default=None\n"
+        "    Before the scaling, replace each series by the quantile functions of its\n"
+        "    values and of its steps (first differences), read at ``quantiles`` levels\n"
+        "    ``(k + 1/2) / quantiles``, each channel scaled to unit root-mean-square\n"
+        "    (:func:`rntk.value_quantiles`; ``None``: the series itself; not with\n"
+        "    ``spectrum``). The network then reads each distribution from its lowest\n"
+        "    value to its highest, so that the kernel compares the distributions of\n"
+        "    values and of steps whatever their order in time; series of any length\n"
+        "    give the same number of steps."),
     "pool": (
         "pool : int, default=1\n"
         "    After the scaling, average each series over blocks of ``pool`` steps\n"

@@ -21,7 +21,7 @@ import numpy as np
 __all__ = ["MISSING", "as_sequences", "check_same_channels", "interpolate_steps",
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
-           "spectrum_series"]
+           "quantile_series", "spectrum_series"]
 
 
 def _as_float_array(a, name):
@@ -399,6 +399,48 @@ def spectrum_series(seqs, n_bins):
         amp = np.abs(np.fft.rfft(s - s.mean(axis=0), axis=0)) / T
         f = np.fft.rfftfreq(T)
         out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
+    return out
+
+
+def _unit_rms_columns(a):
+    """Scale ``a`` to unit root-mean-square along its first axis (zeros stay zeros)."""
+    peak = np.max(np.abs(a), axis=0)  # first, so that the squares cannot under/overflow
+    a = a / np.where(peak > 0, peak, 1.0)
+    rms = np.sqrt(np.mean(a * a, axis=0))
+    return a / np.where(rms > 0, rms, 1.0)
+
+
+def quantile_series(seqs, n_levels):
+    """Replace each series by the quantile functions of its values and of its steps.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    n_levels : int
+        Levels of the common grid, ``(k + 1/2) / n_levels`` for ``k < n_levels``.
+
+    Returns
+    -------
+    quantiles : list of ndarray of shape (n_levels, 2 m)
+        Per channel, the quantiles of the values (``numpy.quantile``, linear
+        interpolation) then, in channels ``m`` to ``2 m``, those of the first
+        differences (zeros for a series of one step); each channel scaled to unit
+        root-mean-square (a constant channel of zeros stays zeros).
+    """
+    levels = (np.arange(n_levels) + 0.5) / n_levels
+    out = [None] * len(seqs)
+    by_shape = {}  # series of one shape are sorted together, as one array
+    for i, s in enumerate(seqs):
+        by_shape.setdefault(s.shape, []).append(i)
+    for (t, m), index in by_shape.items():
+        a = np.stack([seqs[i] for i in index])
+        steps = np.diff(a, axis=1) if t > 1 else np.zeros_like(a)
+        q = np.concatenate([np.quantile(a, levels, axis=1),
+                            np.quantile(steps, levels, axis=1)], axis=2)
+        q = np.ascontiguousarray(_unit_rms_columns(q).transpose(1, 0, 2))
+        for k, i in enumerate(index):
+            out[i] = q[k]
     return out
 
 
