@@ -40,9 +40,10 @@ every step (no pooling to 128 steps), everywhere or where their Gram is cheap
 (``n_train^2 x length`` at most a budget), or pooled to at most 256 steps; and the
 band's hyperparameters chosen per dataset by LOO among those variants (a group of
 settings counted as one setting); and the band on each series' quantile functions of
-values and steps (``rntk.value_quantiles``) as a seventh setting, this release's
-default, or in place of the last-step setting. "the default" is the grid's six other
-settings (the previous release's default). Results: see ``benchmarks/README.md``.
+values and steps (``rntk.value_quantiles``, 64 or 32 levels) as a seventh setting
+(64: this release's default), or in place of the last-step setting. "the default" is
+the grid's six other settings (the previous release's default). Results: see
+``benchmarks/README.md``.
 
 Writes ``rules.csv`` / ``rules.md`` (or ``replace.csv`` / ``replace.md``) under ``--out``.
 
@@ -296,8 +297,8 @@ def gram_sums(Ks, Kts, t, subset):
 #: banded settings on every step, or on series pooled to at most 256 steps.
 BANDS = ["band8", "raw_band8", "band8_cap256", "raw_band8_cap256"]
 #: ... and the band on each series' quantile functions of values and steps
-#: (``rntk.value_quantiles``, at most 64 levels): this release's seventh setting.
-QUANTILES = "quant_band8"
+#: (``rntk.value_quantiles``, at most 64 levels: this release's seventh setting; or 32).
+QUANTILES = ["quant_band8", "quant32_band8"]
 
 
 def variants(keys, z, cost):
@@ -307,9 +308,11 @@ def variants(keys, z, cost):
     ``cost``: ``n_train^2 x longest length``, the cost of a banded Gram on every step.
     """
     out = {"the default": list(range(6))}
-    x = keys.index(QUANTILES)
-    out[f"+ {QUANTILES} (this release's default)"] = list(range(6)) + [x]
-    out[f"{QUANTILES} for the last step"] = [x, 1, 2, 3, 4, 5]
+    for key in QUANTILES:
+        x = keys.index(key)
+        default = " (this release's default)" if key == QUANTILES[0] else ""
+        out[f"+ {key}{default}"] = list(range(6)) + [x]
+        out[f"{key} for the last step"] = [x, 1, 2, 3, 4, 5]
     every, at256 = ([keys.index(k) for k in BANDS[i:i + 2]] for i in (0, 2))
     out["bands on every step"] = [0, *every, 3, 4, 5]
     out["bands pooled to at most 256 steps"] = [0, *at256, 3, 4, 5]
@@ -362,7 +365,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.replace:
         _with_new_settings()
-    keys = DEFAULT + (list(NEW) + BANDS + [QUANTILES] if args.replace else [])
+    keys = DEFAULT + (list(NEW) + BANDS + QUANTILES if args.replace else [])
     names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
                    and (not args.quick or d.name in T.QUICK))
     hows = ("nested", "shot1", "shot2", "test")

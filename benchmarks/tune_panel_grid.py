@@ -106,6 +106,7 @@ SETTINGS = {
     "spec_band8_short": ("rms", 1, dict(MEAN, readout_band=8)),
     # the band on the quantile functions of the values and steps (``rntk.value_quantiles``)
     "quant_band8": ("rms", 1, dict(MEAN, readout_band=8)),
+    "quant32_band8": ("rms", 1, dict(MEAN, readout_band=8)),
     # the pooled settings with at most 64 readouts per series ("_r64")
     "pool8_r64": ("rms", 8, MEAN),
     "raw_pool4_r64": (False, 4, MEAN),
@@ -118,8 +119,8 @@ SETTINGS = {
 #: Settings that read ``rntk.amplitude_spectrum(x)`` instead of ``x``.
 SPECTRAL = {"spec_band8", "spec_last", "spec_band8_short"}
 #: Settings that read ``rntk.value_quantiles(x, n)`` instead of ``x`` (``n``: at most 64
-#: levels, as the default grid's ``quantiles`` setting).
-QUANTILE = {"quant_band8": 64}
+#: levels, as the default grid's ``quantiles`` setting, or 32).
+QUANTILE = {"quant_band8": 64, "quant32_band8": 32}
 
 
 def load(name, data_home):
