@@ -360,18 +360,32 @@ def pool_series(seqs, pool):
     """
     if pool == 1:
         return seqs
-    out = [None] * len(seqs)
-    by_shape = {}  # series of one shape are averaged together, as one array
-    for i, s in enumerate(seqs):
-        by_shape.setdefault(s.shape, []).append(i)
-    for (t, m), index in by_shape.items():
-        a = np.stack([seqs[i] for i in index])
+
+    def block_means(a):
+        n, t, m = a.shape
         head = t % pool
-        pooled = a[:, head:].reshape(len(index), -1, pool, m).mean(axis=2)
+        pooled = a[:, head:].reshape(n, -1, pool, m).mean(axis=2)
         if head:
             pooled = np.concatenate([a[:, :head].mean(axis=1, keepdims=True), pooled], axis=1)
+        return pooled
+
+    return _per_shape(seqs, block_means)
+
+
+def _per_shape(seqs, transform):
+    """Apply ``transform`` to the series of each shape stacked as one array.
+
+    ``transform`` maps an array of shape ``(n, T, m)`` to one of ``n`` C-contiguous rows;
+    row ``k`` of the series of each shape takes their ``k``-th series' place.
+    """
+    out = [None] * len(seqs)
+    by_shape = {}
+    for i, s in enumerate(seqs):
+        by_shape.setdefault(s.shape, []).append(i)
+    for index in by_shape.values():
+        rows = transform(np.stack([seqs[i] for i in index]))
         for k, i in enumerate(index):
-            out[i] = pooled[k]
+            out[i] = rows[k]
     return out
 
 
@@ -429,19 +443,14 @@ def quantile_series(seqs, n_levels):
         root-mean-square (a constant channel of zeros stays zeros).
     """
     levels = (np.arange(n_levels) + 0.5) / n_levels
-    out = [None] * len(seqs)
-    by_shape = {}  # series of one shape are sorted together, as one array
-    for i, s in enumerate(seqs):
-        by_shape.setdefault(s.shape, []).append(i)
-    for (t, m), index in by_shape.items():
-        a = np.stack([seqs[i] for i in index])
-        steps = np.diff(a, axis=1) if t > 1 else np.zeros_like(a)
+
+    def quantiles(a):
+        steps = np.diff(a, axis=1) if a.shape[1] > 1 else np.zeros_like(a)
         q = np.concatenate([np.quantile(a, levels, axis=1),
                             np.quantile(steps, levels, axis=1)], axis=2)
-        q = np.ascontiguousarray(_unit_rms_columns(q).transpose(1, 0, 2))
-        for k, i in enumerate(index):
-            out[i] = q[k]
-    return out
+        return np.ascontiguousarray(_unit_rms_columns(q).transpose(1, 0, 2))
+
+    return _per_shape(seqs, quantiles)
 
 
 def flatten_padded(seqs, length):
