@@ -5,6 +5,7 @@ import pytest
 
 from rntk import RNTKClassifierCV, rntk_diag, rntk_kernel
 from tests.reference import family_gram
+from tests.wide_networks import assert_wide_networks_converge
 
 OPTIONS = [(d, f) for d in ("forward", "backward", "bidirectional") for f in (False, True)]
 
@@ -63,20 +64,6 @@ def test_family_estimator_selects_among_options(rng):
 
 
 # --- the physics: wide networks of each architecture tend to its kernel ----------------
-def _assert_wide_networks_converge(torch, K, X, make_net):
-    """Empirical NTKs of 3 seeds at widths 100 and 2000: the error falls, the mean is close."""
-    errors = []
-    for width in (100, 2000):
-        Ks = []
-        for seed in range(3):
-            torch.manual_seed(10 * width + seed)
-            Ks.append(make_net(width).double().ntk(X, seed=seed))
-        errors.append(np.mean([np.linalg.norm(k - K) / np.linalg.norm(K) for k in Ks]))
-        averaged = np.linalg.norm(np.mean(Ks, axis=0) - K) / np.linalg.norm(K)
-    assert averaged < 0.10
-    assert errors[1] < 0.6 * errors[0]
-
-
 @pytest.mark.parametrize("direction, diff, activation", [
     ("bidirectional", True, "relu"), ("backward", False, "erf"), ("forward", True, "erf"),
 ])
@@ -89,7 +76,7 @@ def test_empirical_ntk_of_family_networks_converges(direction, diff, activation)
     params = dict(activation=activation, sigma_h=0.3, sigma_b=0.2,
                   sigma_w=2**0.5 if activation == "relu" else 1.2)
     K = rntk_kernel(X, direction=direction, diff=diff, **params)
-    _assert_wide_networks_converge(
+    assert_wide_networks_converge(
         torch, K, X, lambda width: RNTKNetwork(1, width, direction=direction, diff=diff,
                                                **params))
 
@@ -188,7 +175,7 @@ def test_empirical_ntk_of_mean_readout_networks_converges(direction, activation,
     K = rntk_kernel(X, direction=direction, **params)
     assert not np.allclose(K, rntk_kernel(X, direction=direction,
                                           **{**params, "readout": "last"}), rtol=0.05)
-    _assert_wide_networks_converge(
+    assert_wide_networks_converge(
         torch, K, X, lambda width: RNTKNetwork(1, width, direction=direction, **params))
 
 
@@ -275,7 +262,7 @@ def test_empirical_ntk_of_banded_readout_networks_converges(direction, activatio
     K = rntk_kernel(X, direction=direction, **params)
     assert not np.allclose(K, rntk_kernel(X, direction=direction,
                                           **{**params, "readout_band": None}), rtol=0.05)
-    _assert_wide_networks_converge(
+    assert_wide_networks_converge(
         torch, K, X,
         lambda width: RNTKNetwork(1, width, direction=direction, max_length=6, **params))
 
