@@ -102,24 +102,22 @@ NEW = {
 }
 #: The band's variants of ``NEW`` (the per-dataset choice of :func:`grouped`).
 BAND_NETWORKS = [k for k in NEW if k.startswith("band")]
-#: Settings of ``NEW`` tried in place of their counterpart of the default (a position
-#: of ``DEFAULT``) or beside it: the networks read a window of lagged inputs
-#: (``lag=(k, d)``: an input convolution of ``k`` taps at dilation ``d``, see
-#: ``tune_panel_grid.lag_window``), or run backward or both ways.
+#: Settings tried in place of their counterpart of the default (its position in
+#: ``DEFAULT``) or beside it, as ``name -> (position, setting)``: the networks read a
+#: window of lagged inputs (``lag=(k, d)``: an input convolution of ``k`` taps at
+#: dilation ``d``, see ``tune_panel_grid.lag_window``), or run backward or both ways.
 COUNTERPARTS = {
-    "band8_cap128_lag3d1": (1, dict(BAND, lag=(3, 1))),
-    "band8_cap128_lag3d3": (1, dict(BAND, lag=(3, 3))),
-    "band8_cap128_lag5d1": (1, dict(BAND, lag=(5, 1))),
-    "raw_band8_cap128_lag3d1": (2, dict(BAND, lag=(3, 1))),
-    "pool8_lag3d1": (4, dict(MEAN, lag=(3, 1))),
-    "band8_cap128_bi": (1, dict(BAND, direction="bidirectional")),
-    "band8_cap128_bw": (1, dict(BAND, direction="backward")),
-    "raw_band8_cap128_bi": (2, dict(BAND, direction="bidirectional")),
-    "pool8_bi": (4, dict(MEAN, direction="bidirectional")),
+    "band8_cap128_lag3d1": (1, ("rms", "cap128", dict(BAND, lag=(3, 1)))),
+    "band8_cap128_lag3d3": (1, ("rms", "cap128", dict(BAND, lag=(3, 3)))),
+    "band8_cap128_lag5d1": (1, ("rms", "cap128", dict(BAND, lag=(5, 1)))),
+    "raw_band8_cap128_lag3d1": (2, (False, "cap128", dict(BAND, lag=(3, 1)))),
+    "pool8_lag3d1": (4, ("rms", 8, dict(MEAN, lag=(3, 1)))),
+    "band8_cap128_bi": (1, ("rms", "cap128", dict(BAND, direction="bidirectional"))),
+    "band8_cap128_bw": (1, ("rms", "cap128", dict(BAND, direction="backward"))),
+    "raw_band8_cap128_bi": (2, (False, "cap128", dict(BAND, direction="bidirectional"))),
+    "pool8_bi": (4, ("rms", 8, dict(MEAN, direction="bidirectional"))),
 }
-NEW.update({key: (False if key.startswith("raw") else "rms",
-                  8 if key.startswith("pool") else "cap128", kw)
-            for key, (_, kw) in COUNTERPARTS.items()})
+NEW.update({key: setting for key, (_, setting) in COUNTERPARTS.items()})
 
 
 def _with_new_settings():
@@ -374,7 +372,9 @@ def main(argv=None):
         t0 = time.perf_counter()
         xtr, y, xte, yte = T.load(name, args.data_home)
         G = [T.grams(name, k, (xtr, xte), cache) for k in keys]
-        z = unit_rms(xtr)
+        if args.replace:  # the same settings for every split of the set
+            cost = len(y) ** 2 * max(len(x) for x in xtr)
+            plan, groups_plan = variants(keys, unit_rms(xtr), cost), grouped(keys)
         splits = {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
                   "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
         for how in hows:
@@ -388,10 +388,9 @@ def main(argv=None):
                     t = split_table(Ks, Kts, y[tr], yt)
                 sizes.append(len(yt))
                 if args.replace:
-                    cost = len(y) ** 2 * max(len(x) for x in xtr)
-                    for var, sub in variants(keys, z, cost).items():
+                    for var, sub in plan.items():
                         accs.setdefault(var, []).append(held_out(t, rule_top(t, sub)))
-                    for var, groups in grouped(keys).items():
+                    for var, groups in groups_plan.items():
                         accs.setdefault(var, []).append(held_out(t, rule_groups(t, groups)))
                     continue
                 for rule, f in RULES.items():

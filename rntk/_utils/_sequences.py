@@ -280,6 +280,11 @@ def pack_end_aligned(seqs, fill=0.0):
     return data, t_max - lengths
 
 
+# Norms below this are recomputed after scaling by the peak: their squares underflow
+# (below about 1e-154 an entry's square is subnormal; 1e-140 leaves a margin).
+_SMALL_NORM = 1e-140
+
+
 def unit_norm(seqs):
     """Scale each series to unit Euclidean norm (over all its steps and channels).
 
@@ -305,11 +310,6 @@ def unit_norm(seqs):
                 norm = np.linalg.norm(s)
         out.append(s / norm if norm > 0 else s)
     return out
-
-
-# Norms below this are recomputed after scaling by the peak: their squares underflow
-# (below about 1e-154 an entry's square is subnormal; 1e-140 leaves a margin).
-_SMALL_NORM = 1e-140
 
 
 #: The per-series scalings of the estimators' ``normalize``.
