@@ -25,7 +25,13 @@ from ._kernels import (
 )
 from ._model_selection import AveragedClassifier
 from ._nystroem import RNTKNystroem
-from ._preprocessing import SeriesScaler, amplitude_spectrum, interpolate_missing, value_quantiles
+from ._preprocessing import (
+    SeriesScaler,
+    amplitude_spectrum,
+    from_aeon,
+    interpolate_missing,
+    value_quantiles,
+)
 from ._utils import KernelOverflowError
 from ._version import __version__  # noqa: F401  (public)
 
@@ -35,4 +41,4 @@ __all__ = [
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
-    "amplitude_spectrum", "value_quantiles"]
+    "amplitude_spectrum", "value_quantiles", "from_aeon"]

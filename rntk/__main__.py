@@ -48,6 +48,12 @@ def _describe(X):
     return f"length {X.shape[1]}"
 
 
+def _params(params):
+    """``k=v, ...`` of a candidate, floats to 4 significant digits."""
+    return ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in sorted(params.items()))
+
+
 def main(argv=None):
     """Run the main job; return the test accuracy (a fraction).
 
@@ -119,10 +125,22 @@ def main(argv=None):
     accuracy = clf.score(X_test, y_test)
     elapsed = time.perf_counter() - start
 
-    best = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                     for k, v in sorted(clf.best_params_.items()))
     n_right = int(round(accuracy * len(y_test)))
-    print(f"best parameters: {best} (CV accuracy {100 * clf.best_score_:.2f}%)")
+    score = "LOO" if folds == "exact leave-one-out" else "CV"
+    members = getattr(clf, "averaged_params_", None)
+    if members is None:
+        print(f"fitted: the best candidate, {_params(clf.best_params_)} "
+              f"({score} accuracy {100 * clf.best_score_:.2f}%)")
+    else:
+        print(f"fitted: the mean decision function of {len(members)} kernel ridge "
+              f"classifiers (n_average), the best candidates of the best kernel settings:")
+        distinct = [p for k, p in enumerate(members) if p not in members[:k]]
+        for k, params in enumerate(distinct, 1):
+            i = clf.cv_results_["params"].index(params)
+            acc = clf.cv_results_["mean_test_score"][i]
+            times = members.count(params)
+            weight = f", counted {times} times" if times > 1 else ""
+            print(f"  {k}. {_params(params)} ({score} accuracy {100 * acc:.2f}%{weight})")
     print(f"test accuracy:   {100 * accuracy:.2f}% ({n_right}/{len(y_test)})")
     reference = paper_accuracy(args.dataset)
     if reference is not None:

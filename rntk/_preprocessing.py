@@ -17,7 +17,7 @@ from ._utils import (
     validate_fit_series,
     validate_predict_data,
 )
-from ._utils._sequences import quantile_series, spectrum_series
+from ._utils._sequences import peak_scaled, quantile_series, spectrum_series
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
-__all__ = ["SeriesScaler", "amplitude_spectrum", "interpolate_missing", "value_quantiles"]
+__all__ = ["SeriesScaler", "amplitude_spectrum", "from_aeon", "interpolate_missing",
+           "value_quantiles"]
 
 
 def _as_array_like(X):
@@ -54,6 +55,68 @@ def _same_layout(X, seqs):
     if isinstance(X, (list, tuple)):
         return [padded(np.shape(x), s) for x, s in zip(X, seqs)]
     return np.stack([padded(np.shape(X)[1:], s) for s in seqs])
+
+
+def from_aeon(X) -> np.ndarray | list:
+    """Convert series from aeon's (and sktime's) channel-major layout to rntk's.
+
+    aeon stores a collection as ``(n_samples, n_channels, n_timesteps)``, or a list of
+    ``(n_channels, T_i)`` arrays for unequal lengths; rntk reads 3-D arrays time-major,
+    as ``(n_samples, n_timesteps, n_channels)`` (tslearn's and torch's ``batch_first``
+    layout). A 3-D array's layout cannot be told from its shape, so rntk reads every
+    one time-major (with a warning only when it has more channels than steps): convert
+    aeon data with this function first.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_channels, n_timesteps), or list
+        Series in aeon's layout: a 3-D array, or a list of 2-D ``(n_channels, T_i)``
+        arrays. A 2-D array ``(n_samples, n_timesteps)`` or a list of 1-D series is
+        univariate in both layouts and comes back as an array or list of the same
+        series.
+
+    Returns
+    -------
+    X_rntk : ndarray of shape (n_samples, n_timesteps, n_channels), or list
+        The same values in rntk's layout: an array for array input, a list of
+        ``(T_i, n_channels)`` arrays for a list.
+
+    Raises
+    ------
+    ValueError
+        For arrays of another dimension, or list items of mixed dimensions.
+
+    See Also
+    --------
+    rntk.rntk_kernel : The input layouts every kernel and estimator accepts.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import from_aeon
+    >>> X_aeon = np.zeros((20, 3, 40))  # 20 series, 3 channels, 40 steps
+    >>> from_aeon(X_aeon).shape
+    (20, 40, 3)
+    >>> [x.shape for x in from_aeon([np.zeros((3, 40)), np.zeros((3, 25))])]
+    [(40, 3), (25, 3)]
+    """
+    X = _as_list(X)
+    _reject_strings(X)
+    if isinstance(X, (list, tuple)):
+        items = [np.asarray(x) for x in X]
+        dims = {x.ndim for x in items}
+        if not dims <= {1, 2} or len(dims) > 1:
+            raise ValueError(
+                "from_aeon takes a list of 2-D (n_channels, T_i) arrays or of 1-D series; "
+                f"got items of {sorted(dims)} dimension(s)")
+        return [np.ascontiguousarray(x.T) for x in items]
+    X = np.asarray(X)
+    if X.ndim == 2:
+        return X
+    if X.ndim != 3:
+        raise ValueError("from_aeon takes a 3-D (n_samples, n_channels, n_timesteps) array, "
+                         f"a 2-D univariate one or a list; got {X.ndim} dimension(s)")
+    return np.ascontiguousarray(X.transpose(0, 2, 1))
 
 
 def interpolate_missing(X: Sequences) -> np.ndarray | list:
@@ -306,6 +369,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
         else:
             out = []
             for s in seqs:
+                s = peak_scaled(s)[0]  # std ** 2 under/overflows far from 1
                 mean, std = s.mean(axis=0), s.std(axis=0)
                 out.append(np.where(_is_constant(mean, std, len(s)), 0.0,
                                     (s - mean) / np.where(std > 0, std, 1.0)))

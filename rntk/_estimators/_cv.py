@@ -14,7 +14,7 @@ from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
-from .._utils import DOC, fill_doc, store_init_params
+from .._utils import DOC, check_int, fill_doc, store_init_params
 from ._ridge import KernelRidgeClassifier
 from ._rntk import RNTKClassifier, RNTKRegressor
 
@@ -80,8 +80,7 @@ best_score_ : float
     leave-one-out).
 best_index_ : int
     Its index in ``cv_results_``.
-best_estimator_ : {estimator}
-    The best candidate refitted on all data (if ``refit``).
+best_estimator_ : {refitted}
 refit_time_ : float
     Seconds spent refitting.
 n_splits_ : int
@@ -95,6 +94,18 @@ n_features_in_ : int
 See Also
 --------
 {estimator} : The {role} with fixed hyperparameters."""
+
+#: What the classifier search refits: one candidate, or the average of several.
+_CLASSIFIER_REFITTED = """RNTKClassifier or AveragedClassifier
+    What ``predict`` uses (if ``refit``): with ``n_average`` 1, the best candidate
+    (``best_params_``) refitted on all data, a :class:`RNTKClassifier`; with more (the
+    default grid's 3), an :class:`rntk.AveragedClassifier` of the members listed in
+    ``averaged_params_``, each a :class:`RNTKClassifier` refitted on all data, so that
+    its predictions differ from those of ``best_params_`` alone. Above ``large_n``,
+    each refitted classifier has the landmarks as its training series.
+averaged_params_ : list of dict
+    With ``n_average > 1``: the parameters of the averaged members, best first (a
+    setting of ``DEFAULT_SAME`` listed as the setting it is computed as)."""
 
 #: The parameters and return value of the searches' ``fit``.
 _FIT_PARAMS = """Parameters
@@ -129,7 +140,7 @@ self : {estimator}CV
     paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
     fit_params=_FIT_PARAMS.format(estimator="RNTKClassifier", y="(n_samples,)\n    Class labels."),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", role="classifier",
-                                  missing=DOC["missing"]))
+                                  missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED))
 class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
@@ -165,10 +176,12 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         in the grid.
     spectrum : int, default=None
         Frequencies of the amplitude spectra read instead of the series, as in
-        :class:`RNTKClassifier`, when ``spectrum`` is not in the grid.
+        :class:`RNTKClassifier`, when ``spectrum`` is not in the grid. Only with a
+        ``param_grid``: the default grid has its own spectral setting (refused there).
     quantiles : int, default=None
         Levels of the quantile functions read instead of the series, as in
-        :class:`RNTKClassifier`, when ``quantiles`` is not in the grid.
+        :class:`RNTKClassifier`, when ``quantiles`` is not in the grid. Only with a
+        ``param_grid``: the default grid has its own quantile setting (refused there).
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
@@ -186,7 +199,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         of the ``n x n`` Gram: the same grid, model (kernel ridge with an unpenalised
         intercept, on the Nystroem Gram) and selection, the exact leave-one-out from a
         thin SVD of the features, in time and memory linear in the number of series.
-        The refitted ``best_estimator_`` then has the landmarks as its training series.
+        The refitted classifiers then have the landmarks as their training series.
         ``"auto"``: 3000 (see ``benchmarks/bench_large_n.py``); ``None``: never.
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
@@ -266,6 +279,18 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
     def _default_grid(self, xs):
         if self.protocol == "loo":
+            given = {k: getattr(self, k) for k in ("spectrum", "quantiles")
+                     if getattr(self, k) is not None}
+            if given:
+                said = ", ".join(f"{k}={v!r}" for k, v in given.items())
+                raise ValueError(
+                    f"{said} is set on {type(self).__name__} with the default grid "
+                    "(param_grid=None), which chooses each setting's representation "
+                    "itself: its spectral and quantile settings read spectra and quantile "
+                    "functions, the others the series. To search on "
+                    f"{said} alone, give a param_grid (e.g. param_grid={{'alpha': "
+                    "rntk.model_selection.DEFAULT_ALPHA}); to search the default grid, "
+                    "leave spectrum and quantiles at None")
             return _grids.default_grid([len(x) for x in xs], _grids.DEFAULT_ALPHA)
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
@@ -280,6 +305,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
         {fit_params}
         """
+        check_int(self.n_components, "n_components")  # a bool is no count of landmarks
         if self.protocol == "loo" and self.class_weight is not None:
             raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
                              "the kernel ridge classifier weighs every sample alike")
@@ -310,8 +336,9 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
     fit_params=_FIT_PARAMS.format(estimator="RNTKRegressor",
                                   y="(n_samples,) or (n_samples, n_targets)\n    Targets."),
-    tail=_SEARCH_DOC_TAIL.format(estimator="RNTKRegressor", role="regressor",
-                                  missing=DOC["missing"]))
+    tail=_SEARCH_DOC_TAIL.format(
+        estimator="RNTKRegressor", role="regressor", missing=DOC["missing"],
+        refitted="RNTKRegressor\n    The best candidate refitted on all data (if ``refit``)."))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 

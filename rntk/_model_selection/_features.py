@@ -28,7 +28,8 @@ predictions equal the exact ones.
 The model refitted on all samples is linear in the features, ``f(x) = phi(x)^T w + b`` with
 ``w = V diag(s / (s^2 + a)) U^T Y`` and ``b = mean(Y) - mean(Phi) w``; since
 ``phi(x) = W^{-1/2} k(x)`` (``k(x)`` the kernel against the landmarks), it is kernel ridge on
-the landmarks with dual coefficients ``W^{-1/2} w``: the refitted estimator is an ordinary
+the landmarks with dual coefficients ``W^{-1/2} w``: each refitted classifier (the best
+candidate, or each member of the average of the default grid) is a
 :class:`~rntk.RNTKClassifier` whose training series are the ``m`` landmarks.
 """
 

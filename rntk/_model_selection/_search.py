@@ -60,6 +60,24 @@ class SearchOutcome(NamedTuple):
     #                 ``keep`` best settings, best first (see ``search_grams``)
 
 
+#: Relative tolerance below which two tie-breaks are equal: a tie-break that is the same
+#: number for every candidate in exact arithmetic (the leave-one-out squared error of a
+#: training set of one series per class) differs only by rounding, which depends on the
+#: order of the series and on the path; such a tie goes to grid order.
+TIE_RTOL = 1e-9
+
+
+def _beats(key, other):
+    """Whether the ``(mean score, tie-break)`` ``key`` is strictly better than ``other``.
+
+    Mean scores compare exactly (accuracies are counts); tie-breaks only when they differ
+    by more than :data:`TIE_RTOL` relative, so that rounding noise never decides.
+    """
+    if key[0] != other[0]:
+        return key[0] > other[0]
+    return key[1] - other[1] > TIE_RTOL * max(abs(key[1]), abs(other[1]))
+
+
 def _freeze(value):
     """Hashable stand-in of a parameter value (grouping candidates by kernel)."""
     if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
@@ -235,13 +253,15 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                 for i in idxs:
                     mean = np.mean(scores[i])
                     key = (-np.inf if np.isnan(mean) else mean, tiebreak[i])
-                    if best_K is None or key > best_key:  # ties: the first in order
+                    if best_K is None or _beats(key, best_key):  # ties: the first in order
                         best_i, best_key, best_K = i, key, K
-                    if set_key is None or key > set_key:
+                    if set_key is None or _beats(key, set_key):
                         set_i, set_key = i, key
                 if keep > 1 and not np.isnan(np.mean(scores[set_i])):
-                    top.append((set_key, -s, set_i, K))
-                    top.sort(key=lambda e: e[:2], reverse=True)  # ties: the first setting
+                    # after every setting it does not beat: ties go to the first setting
+                    at = next((j for j, e in enumerate(top) if _beats(set_key, e[0])),
+                              len(top))
+                    top.insert(at, (set_key, -s, set_i, K))
                     del top[keep:]
             if progress is not None:
                 progress(s + 1, len(groups), -np.inf if best_key is None else best_key[0])
@@ -456,15 +476,21 @@ class BaseKernelSearchCV(BaseEstimator):
         if not self.verbose:
             return None
         start = time.perf_counter()
+        first = []  # seconds of the first setting, which pays the engine's compilation
         every = max(1, n_settings // 10) if self.verbose == 1 else 1
 
         def report(done, total, best):
+            elapsed = time.perf_counter() - start
+            if not first:
+                first.append(elapsed)
             if done % every == 0 or done == total:
-                elapsed = time.perf_counter() - start
-                eta = elapsed / done * (total - done)
+                # the rate of the settings after the first: a first run's compilation
+                # is no measure of the settings still to come
+                eta = ("      ?" if done == 1 and total > 1 else
+                       f"{(elapsed - first[0]) / max(done - 1, 1) * (total - done):6.1f}s")
                 print(f"[{type(self).__name__}] kernel settings {done}/{total} "
                       f"({100 * done / total:3.0f}%) | elapsed {elapsed:6.1f}s | "
-                      f"ETA {eta:6.1f}s | best mean CV score {best:.4f}", flush=True)
+                      f"ETA {eta} | best mean CV score {best:.4f}", flush=True)
 
         return report
 

@@ -4,7 +4,8 @@ Accepted layouts (all give the same sequences):
 
 * 2-D array ``(n_samples, n_timesteps)``: univariate series;
 * 3-D array ``(n_samples, n_timesteps, n_channels)``: multivariate, time-major
-  (the tslearn / torch ``batch_first`` convention, *not* aeon's channel-major one);
+  (the tslearn / torch ``batch_first`` convention, *not* aeon's channel-major one,
+  which :func:`rntk.from_aeon` converts);
 * a list (or tuple) of arrays of shape ``(T_i,)`` or ``(T_i, n_channels)``.
 
 Trailing NaN steps are padding (the UCR layout of variable-length data): a series
@@ -204,7 +205,7 @@ def as_sequences(X, name="X", missing="raise"):
                     f"step(s) with {a.shape[2]} channels each. rntk reads 3-D arrays as "
                     "(n_samples, n_timesteps, n_channels), time-major like tslearn and torch; "
                     "aeon and sktime use (n_samples, n_channels, n_timesteps). If yours is "
-                    "aeon's layout, pass X.transpose(0, 2, 1).", UserWarning, stacklevel=3)
+                    "aeon's layout, pass rntk.from_aeon(X).", UserWarning, stacklevel=3)
             raw = list(a)
         else:
             raise ValueError(
@@ -410,10 +411,43 @@ def spectrum_series(seqs, n_bins):
     out = []
     for s in seqs:
         T = s.shape[0]
-        amp = np.abs(np.fft.rfft(s - s.mean(axis=0), axis=0)) / T
+        s, peak = peak_scaled(s)  # a mean of values near the float maximum overflows
+        amp = np.abs(np.fft.rfft(s - s.mean(axis=0), axis=0)) / T * peak
         f = np.fft.rfftfreq(T)
         out.append(np.stack([np.interp(grid, f, a) for a in amp.T], axis=1))
     return out
+
+
+# Peaks outside [1 / _SAFE_PEAK, _SAFE_PEAK] are scaled to 1 before statistics whose
+# squares, sums or differences would under- or overflow (1e150 squared is 1e300, and a
+# sum of a million of those is still finite).
+_SAFE_PEAK = 1e150
+
+
+def peak_scaled(a, axis=0):
+    """Divide ``a`` by its peak along ``axis`` where that peak is out of the safe range.
+
+    Parameters
+    ----------
+    a : ndarray
+        Values (finite).
+    axis : int, default=0
+        Axis of the peak (the time axis of a series: one peak per channel).
+
+    Returns
+    -------
+    scaled : ndarray
+        ``a / peak`` where the peak ``max |a|`` is above ``1e150`` or below ``1e-150``
+        (and not 0), ``a`` unchanged elsewhere (so that ordinary series keep their exact
+        values and results).
+    peak : ndarray
+        The factor applied (1 where unchanged), with ``axis`` kept of size 1.
+    """
+    peak = np.max(np.abs(a), axis=axis, keepdims=True, initial=0.0)
+    factor = np.where((peak > _SAFE_PEAK) | ((peak < 1 / _SAFE_PEAK) & (peak > 0)), peak, 1.0)
+    if np.all(factor == 1.0):
+        return a, factor
+    return a / factor, factor
 
 
 def _unit_rms_columns(a):
@@ -445,6 +479,7 @@ def quantile_series(seqs, n_levels):
     levels = (np.arange(n_levels) + 0.5) / n_levels
 
     def quantiles(a):
+        a = peak_scaled(a, axis=1)[0]  # steps of values near the float maximum overflow
         steps = np.diff(a, axis=1) if a.shape[1] > 1 else np.zeros_like(a)
         q = np.concatenate([np.quantile(a, levels, axis=1),
                             np.quantile(steps, levels, axis=1)], axis=2)

@@ -119,6 +119,11 @@ def _parse_labels(raw, source):
 
 
 # ----------------------------------------------------------------------------- arrays
+_REMEDY = ("load it with missing='interpolate' (linear interpolation in time, channel by "
+           "channel, as the archive's adjusted datasets) or missing='keep' (NaN kept, for "
+           "the estimators' own missing= option)")
+
+
 def _check_padded(X, source, missing="raise"):
     """Check a NaN-padded 2-D or 3-D array: NaN only as trailing padding, no inf.
 
@@ -133,7 +138,10 @@ def _check_padded(X, source, missing="raise"):
         step_nan = nan if X.ndim == 2 else nan.all(axis=2)
     if missing == "raise" and X.ndim == 3 and not (nan.all(axis=2) == step_nan).all():
         i = int(np.flatnonzero((nan.all(axis=2) != step_nan).any(axis=1))[0])
-        raise ValueError(f"{source}: series {i} has a step where only some channels are missing")
+        t = int(np.flatnonzero(nan.all(axis=2)[i] != step_nan[i])[0])
+        raise ValueError(
+            f"{source}: series {i} has a step ({t}) where only some channels are missing: "
+            + _REMEDY)
     lengths = X.shape[1] - np.argmax(~step_nan[:, ::-1], axis=1)
     lengths[step_nan.all(axis=1)] = 0
     for i, t in enumerate(lengths):
@@ -142,10 +150,7 @@ def _check_padded(X, source, missing="raise"):
         if missing == "raise" and step_nan[i, :t].any():
             raise ValueError(
                 f"{source}: series {i} has missing values inside the series (NaN before "
-                "its last value; trailing NaN is padding): load it with "
-                "missing='interpolate' (linear interpolation, as the archive's adjusted "
-                "datasets) or missing='keep' (NaN kept)"
-            )
+                "its last value; trailing NaN is padding): " + _REMEDY)
         if missing == "interpolate" and nan[i, :t].any():
             try:
                 X[i, :t] = interpolate_steps(X[i, :t])

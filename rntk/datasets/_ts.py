@@ -4,7 +4,8 @@ A ``.ts`` file is a header of ``@key value`` lines (``#`` starts a comment) foll
 ``@data`` and one case per line: the channels separated by ``:``, the values of a
 channel separated by ``,``, and the class label (or regression target) as the last
 field when the header says ``@classLabel true`` (``@targetLabel true``). Missing
-values are written ``?`` (or ``NaN``); only trailing ones (padding) are supported.
+values are written ``?`` (or ``NaN``): trailing ones are padding, those inside a series
+are refused unless :func:`load_ts` is asked to keep or interpolate them (``missing=``).
 Time-stamped data (``@timeStamps true``) is not supported.
 """
 
@@ -136,7 +137,7 @@ def _read_ts_padded(path):
     return X, y
 
 
-def load_ts(path):
+def load_ts(path, missing="raise"):
     r"""Read one ``.ts`` file (the sktime / aeon format of the UEA & UCR archives).
 
     Parameters
@@ -144,6 +145,10 @@ def load_ts(path):
     path : str or path-like
         The file. Univariate and multivariate, equal- and unequal-length data, with or
         without class labels (or regression targets) are read.
+    missing : {"raise", "keep", "interpolate"}, default="raise"
+        Missing values (``?`` or NaN inside a series, or at a step of some channels
+        only), as in :func:`rntk.datasets.load_ucr`: an error naming the file and
+        series, returned as NaN, or filled by linear interpolation in time.
 
     Returns
     -------
@@ -174,7 +179,9 @@ def load_ts(path):
     >>> [x.shape for x in X], y.tolist()
     ([(3, 2), (2, 2)], ['a', 'b'])
     """
+    if missing not in ("raise", "keep", "interpolate"):
+        raise ValueError(f"missing must be 'raise', 'keep' or 'interpolate'; got {missing!r}")
     X, y = _read_ts_padded(path)
-    lengths = _check_padded(X, Path(path))
+    lengths = _check_padded(X, Path(path), missing)
     variable = len(np.unique(lengths)) > 1
     return _to_layout(X, lengths, variable), y
