@@ -110,6 +110,47 @@ def test_kmeans_plus_plus(rng):
     assert _rel(F @ F.T, K) < 1e-8  # the rank-deficient W: a pseudo-inverse
 
 
+def test_kmeans_plus_plus_never_draws_a_copy_of_a_landmark(rng):
+    """A series equal to a chosen landmark is at kernel distance 0: never drawn again.
+
+    Every series appears twice; with as many landmarks as distinct series, each draw
+    must take a series whose copy is not yet a landmark, for every seed.
+    """
+    X = _series(rng, 6)
+    twins = X + [x.copy() for x in X]
+    for seed in range(40):
+        nys = RNTKNystroem(n_components=6, landmarks="kmeans++", random_state=seed).fit(twins)
+        assert len({i % 6 for i in nys.component_indices_}) == 6, seed
+
+
+class _RecordingRandomState(np.random.RandomState):
+    """A RandomState that records the probabilities of its ``choice`` draws."""
+
+    def __init__(self, seed):
+        super().__init__(seed)
+        self.drawn = []
+
+    def choice(self, a, size=None, replace=True, p=None):
+        self.drawn.append(p)
+        return super().choice(a, size=size, replace=replace, p=p)
+
+
+def test_kmeans_plus_plus_draws_by_the_squared_kernel_distance(rng):
+    """Each draw's probabilities: ``min_c K(x,x) + K(c,c) - 2 K(x,c)``, normalised."""
+    X = _series(rng, 12)
+    state = _RecordingRandomState(5)
+    nys = RNTKNystroem(n_components=4, landmarks="kmeans++", random_state=state).fit(X)
+    K = rntk_kernel(unit_norm(X))
+    d = np.diag(K)
+    picked = list(nys.component_indices_)
+    assert len(state.drawn) == 3
+    for k, p in enumerate(state.drawn, 1):
+        dist = np.min([d + d[c] - 2 * K[:, c] for c in picked[:k]], axis=0)
+        dist = np.maximum(dist, 0.0)
+        dist[picked[:k]] = 0.0
+        np.testing.assert_allclose(p, dist / dist.sum(), rtol=1e-7, atol=1e-12)
+
+
 def test_too_many_components_warns(rng):
     X = _series(rng, 5)
     with pytest.warns(UserWarning, match="n_components=100 > n_samples=5"):

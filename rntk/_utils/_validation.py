@@ -143,6 +143,16 @@ X : array-like or list of arrays
     Training series, in any layout of :func:`as_sequences`."""
 
 
+def _validate_data(est, *args, **kwargs):
+    """scikit-learn's ``validate_data``, quiet about values near the float maximum.
+
+    Its finiteness check sums ``X`` first; finite values near the maximum overflow that
+    sum (a warning about valid input) before the exact check runs.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return validate_data(est, *args, **kwargs)
+
+
 def _fit_sequences(est, X, validate_2d):
     """Check the layout of training series and return them as a list of 2-D arrays.
 
@@ -195,9 +205,9 @@ def validate_fit_data(est, X, y, regressor, check_targets=None):
     def validate_2d(X):
         nonlocal y
         if check_targets is not None:
-            return validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
-        X, y = validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
-                             multi_output=regressor, y_numeric=regressor)
+            return _validate_data(est, X, dtype=np.float64, ensure_all_finite="allow-nan")
+        X, y = _validate_data(est, X, y, dtype=np.float64, ensure_all_finite="allow-nan",
+                              multi_output=regressor, y_numeric=regressor)
         return X
 
     xs = _fit_sequences(est, X, validate_2d)
@@ -234,7 +244,7 @@ def validate_fit_series(est, X):
     xs : list of ndarray of shape (T_i, n_channels)
         The series.
     """
-    xs = _fit_sequences(est, X, lambda X: validate_data(
+    xs = _fit_sequences(est, X, lambda X: _validate_data(
         est, X, dtype=np.float64, ensure_all_finite="allow-nan"))
     est.n_channels_in_ = xs[0].shape[1]
     return xs
@@ -262,8 +272,8 @@ def validate_predict_data(est, X):
     _check_not_1d(X)
     _reject_strings(X)
     if _is_2d_array(X):
-        X = validate_data(est, X, reset=False, ensure_2d=False, dtype=np.float64,
-                          ensure_all_finite="allow-nan")
+        X = _validate_data(est, X, reset=False, ensure_2d=False, dtype=np.float64,
+                           ensure_all_finite="allow-nan")
     xs = as_sequences(X, "X", getattr(est, "missing", "raise"))
     m = xs[0].shape[1]
     if m != est.n_channels_in_:
