@@ -11,7 +11,7 @@ setting instead of one per (candidate, fold), and reports both run times.
 Comparison with the paper: the RNTK paper's Table 2 gives 93.0% on ECG200 with
 its full protocol (unit-norm series, 10-fold CV over 900 kernel settings x 5 C);
 this small grid is not that protocol, and lands within a few points of it
-(see ``python -m rntk --dataset ECG200`` for the paper's protocol).
+(see ``python -m rntk --dataset ECG200 --protocol paper`` for the paper's protocol).
 
 Writes ``cv_results.csv``, ``summary.json`` and ``cv_accuracy.png`` (mean CV
 accuracy over ``sigma_b`` x ``C`` for the best preprocessing) into ``--out``.

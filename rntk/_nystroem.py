@@ -66,7 +66,9 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         before the kernel, as the RNTK estimators do.
     {kernel_doc}
     n_jobs : int, default=None
-        Numba threads for the kernel (``None``: current setting, ``-1``: all).
+        Numba threads for the kernel; ``None``: the current setting (Numba's thread
+        count, all cores unless changed by ``numba.set_num_threads``), ``-1``: all
+        cores.
     batch_size : int, default=None
         Series per batch in :meth:`transform` (the kernel against the landmarks is
         computed and projected batch by batch). ``None``: batches of about 64 MB of

@@ -5,7 +5,8 @@ and a ridge (or ``C``) with the engine below; these are its public pieces, for a
 of one's own, as :mod:`sklearn.model_selection` exposes the parts of ``GridSearchCV``.
 
 Search
-    :func:`search_grams` cross-validates candidates that share Grams;
+    :func:`search_grams` cross-validates candidates that share Grams (tie-breaks
+    within :data:`TIE_RTOL` of each other are ties, decided by candidate order);
     :class:`RidgeLOOScorer` scores every ridge of a Gram by exact leave-one-out;
     :class:`SVCFoldScorer` scores an SVC on one fold.
 Classifier and ridge algebra
@@ -47,6 +48,7 @@ from ._model_selection import (
     LAST_STEP_GRID,
     MEAN_NETWORK,
     PAPER_GRID,
+    TIE_RTOL,
     RidgeLOOScorer,
     SVCFoldScorer,
     default_grid,
@@ -74,4 +76,4 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "L
            "mean_readouts",
            "normalize_series", "one_vs_all_targets", "pool_series", "readout_stride",
            "relative_ridge",
-           "ridge_dual_fit", "ridge_loo_predictions", "search_grams", "unit_rms"]
+           "ridge_dual_fit", "ridge_loo_predictions", "search_grams", "TIE_RTOL", "unit_rms"]

@@ -122,3 +122,125 @@ def test_readme_links_lead_to_files():
     assert targets, "the README links into the documentation"
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, missing
+
+
+# -- figures stated in several places, versions, metadata --------------------------------
+PAGES = sorted((ROOT / "docs").glob("**/*.md"))
+PAGES = [p for p in PAGES if "_build" not in p.parts and "auto_examples" not in p.parts]
+
+
+def test_pages_have_no_myst_roles():
+    """The pages read as Markdown on a code host too: links, not ``{doc}`` roles."""
+    found = [(p.name, m) for p in PAGES
+             for m in re.findall(r"\{\w+\}`[^`]+`", p.read_text(encoding="utf-8"))]
+    assert not found, found
+
+
+def test_page_links_lead_to_files():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(((?!https?:|#|mailto:)[^)#\s]+)", text):
+            assert (page.parent / target).exists(), (page.name, target)
+
+
+def _first_run_figures(path):
+    """The seconds of the first-run paragraph (the FIRST-RUN TIMES comment's)."""
+    text = path.read_text(encoding="utf-8")
+    block = text[text.index("FIRST-RUN TIMES"):]
+    block = block[block.index("-->"):]
+    block = block[:block.index("\n\n")] if "\n\n" in block else block
+    return re.findall(r"(\d+(?:\.\d+)?) s\b", block)
+
+
+def test_first_run_times_agree():
+    figures = {p: _first_run_figures(ROOT / p) for p in
+               ("README.md", "docs/getting_started.md", "docs/user_guide/speed.md")}
+    assert len(set(map(tuple, figures.values()))) == 1, figures
+    assert len(figures["README.md"]) >= 4
+
+
+def test_kernel_setting_counts_match_the_default_grid():
+    from rntk.model_selection import DEFAULT_ALPHA, DEFAULT_GRID
+
+    texts = {p: (ROOT / p).read_text(encoding="utf-8")
+             for p in ("README.md", "docs/getting_started.md", "docs/user_guide/estimators.md")}
+    for path, text in texts.items():
+        # the current default, not the earlier ones the pages compare it with
+        text = "\n".join(line for line in text.splitlines() if "previous" not in line)
+        counts = re.findall(r"\((?:default: )?(\d+) kernel\s+settings x (\d+)", text)
+        counts += re.findall(r"\b(\d+) kernel\s+settings x (\d+) (?:relative )?ridges", text)
+        assert counts, path
+        for settings, ridges in counts:
+            assert (int(settings), int(ridges)) == (len(DEFAULT_GRID), len(DEFAULT_ALPHA)), path
+
+
+def test_engine_speed_figures_agree_with_the_benchmark_table():
+    table = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    equal = re.search(r"\| equal lengths \| [\d.]+ s \(([\d.]+)e9 pair-steps/s\) \| "
+                      r"[\d.]+ s \| ([\d.]+)x \|", table)
+    mixed = re.search(r"\| mixed lengths[^|]*\| [\d.]+ s \| [\d.]+ s \| ([\d.]+)x \|", table)
+    rate, ratio, ratio_mixed = (round(float(equal.group(1))), round(float(equal.group(2))),
+                                round(float(mixed.group(1))))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"about {rate}e9 pair-steps per second" in readme
+    assert f"({ratio}–{ratio_mixed}x a" in readme
+    speed = (ROOT / "docs" / "user_guide" / "speed.md").read_text(encoding="utf-8")
+    assert f"{rate}e9 pair-steps/s, **{ratio}x** the numpy baseline" in speed.replace("\n", " ")
+    assert f"{ratio_mixed}x for mixed lengths" in speed
+
+
+def test_docs_name_versions_not_releases():
+    """"This release" means nothing once another one is out: the pages name versions."""
+    texts = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", *PAGES]
+    vague = re.compile(r"\b(this|the previous|the last|the next) release\b|releases ago")
+    found = [(p.name, m.group(0)) for p in texts
+             for m in vague.finditer(p.read_text(encoding="utf-8"))]
+    assert not found, found
+
+
+def test_the_version_and_the_changelog_agree():
+    version = re.search(r'__version__ = "([^"]+)"',
+                        (PACKAGE / "_version.py").read_text(encoding="utf-8")).group(1)
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", changelog, re.M)
+    if version.endswith(".dev0"):  # a development version: its changes are unreleased
+        assert headings[0] == f"Unreleased ({version})"
+        major, minor = map(int, version.split(".")[:2])
+        assert headings[1] == f"{major}.{minor - 1}.0"  # the release it follows
+    else:
+        assert headings[0] == version
+    released = [tuple(map(int, h.split("."))) for h in headings if h[0].isdigit()]
+    assert released == sorted(released, reverse=True) and len(set(released)) == len(released)
+
+
+def test_package_metadata():
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg", encoding="utf-8")
+    classifiers = cfg["metadata"]["classifiers"].split("\n")
+    assert any(c.startswith("Development Status ::") for c in classifiers)
+    assert any(c.startswith("License ::") for c in classifiers)
+    lowest = cfg["options"]["python_requires"].removeprefix(">=")
+    assert f"Programming Language :: Python :: {lowest}" in classifiers
+    # no CUDA package on a CPU machine through the extras a user installs for tests
+    for extra in ("dev", "torch", "plot", "docs", "examples"):
+        requirements = cfg["options.extras_require"][extra]
+        assert "cuda" not in requirements.lower(), extra
+
+
+def test_n_jobs_none_has_one_meaning():
+    """Every ``n_jobs : int, default=None`` entry says ``None`` is the current setting."""
+    entries = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"n_jobs : int, default=None\\?n?\"?\n(.*?)(?=\n\s*\w+ : |\n\s*\n)",
+                             text, re.S):
+            entries.append((path.name, m.group(1)))
+    assert len(entries) >= 8
+    for name, entry in entries:
+        flat = re.sub(r'[\s"]+|\\n', " ", entry)
+        if "unused" in flat:  # a signature-compatibility parameter
+            continue
+        assert "``None``: the current setting" in flat or "``None``: joblib's current" in flat, (
+            name, flat)

@@ -55,8 +55,10 @@ refit : bool, default=True
     Refit the best candidate on the whole training set (reusing its Gram).
 n_jobs : int, default=None
     Numba threads for each kernel evaluation, and threads for the fold fits
-    (libsvm and the ridge solves release the GIL; ``None`` means one, ``-1`` all
-    cores).
+    (libsvm and the ridge solves release the GIL); ``None``: the current setting
+    (Numba's thread count for the kernels, all cores unless changed by
+    ``numba.set_num_threads``; joblib's for the fold fits, one unless set by
+    ``joblib.parallel_config``, as in scikit-learn), ``-1``: all cores.
 device : {{"cpu", "cuda"}}, default="cpu"
     Where the Grams are computed, as in :func:`rntk.rntk_kernel`.
 verbose : int, default=0

@@ -66,7 +66,8 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         Target layout, see above.
     {missing}
     n_jobs : int, default=None
-        Threads for the kernel (``None``: current setting, ``-1``: all).
+        Threads for the kernel; ``None``: the current setting (Numba's thread count,
+        all cores unless changed by ``numba.set_num_threads``), ``-1``: all cores.
 
     Attributes
     ----------

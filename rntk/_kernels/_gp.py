@@ -75,7 +75,9 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
         per-layer one) is always held fixed, since ``theta`` is the log of the
         values.
     n_jobs : int, default=None
-        Numba threads per kernel evaluation (``None``: current setting).
+        Numba threads per kernel evaluation; ``None``: the current setting (Numba's
+        thread count, all cores unless changed by ``numba.set_num_threads``), ``-1``:
+        all cores.
 
     See Also
     --------

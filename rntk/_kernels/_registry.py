@@ -41,7 +41,7 @@ class KernelSpec(NamedTuple):
         settings : list of dict
             Kernel parameters of each setting.
         n_jobs : int, default=None
-            Threads of the kernel computations.
+            Threads of the kernel computations; ``None``: the current setting.
 
         Yields
         ------

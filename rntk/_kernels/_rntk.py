@@ -289,8 +289,9 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
         each sample with itself (it then carries the ``sigma_h`` term).
     {kernel_params}
     n_jobs : int, default=None
-        Numba threads for this call (``None``: the current setting, ``-1``: all).
-        The previous thread count is restored afterwards.
+        Numba threads for this call; ``None``: the current setting (Numba's thread
+        count, all cores unless changed by ``numba.set_num_threads``), ``-1``: all
+        cores. The previous thread count is restored afterwards.
     out : ndarray or numpy.memmap of shape (n_X, n_Y), dtype float64, default=None
         Where to write the Gram, in blocks of ``block_rows`` rows: the full Gram is
         never held in memory (with a :class:`numpy.memmap` it can exceed the RAM), and

@@ -241,8 +241,9 @@ def scaled_conv_kernel(X, Y=None, *, nu_w=0.3, nu_f=1.0, nu_c=1.0, rho=None, out
         sequence-to-sequence kernel, the block ``K_{t,s}`` for every pair of steps,
         sequences aligned at their start (causal).
     n_jobs : int, default=None
-        Threads for this call (Numba and BLAS); ``None`` keeps the current setting,
-        ``-1`` uses all. The previous thread count is restored afterwards.
+        Threads for this call (Numba and BLAS); ``None``: the current setting (Numba's
+        thread count, all cores unless changed by ``numba.set_num_threads``), ``-1``:
+        all cores. The previous thread count is restored afterwards.
 
     Returns
     -------

@@ -31,7 +31,7 @@ from ._grids import (
     unit_rms,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
-from ._search import BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
+from ._search import TIE_RTOL, BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
 __all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID",
            "DEFAULT_N_AVERAGE",
@@ -42,4 +42,4 @@ __all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "D
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA",
            "PAPER_C", "PAPER_GRID", "SVM_MAX_ITER", "BaseKernelSearchCV", "FastSVC",
            "RidgeLOOScorer", "SVCFoldScorer", "default_grid", "mean_readouts", "readout_stride",
-           "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams"]
+           "group_by_kernel", "kernel_ridge_score", "results_dict", "search_grams", "TIE_RTOL"]

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from .._utils._typing import Sequences
 
-__all__ = ["BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
+__all__ = ["TIE_RTOL", "BaseKernelSearchCV", "SearchOutcome", "group_by_kernel", "results_dict",
            "search_grams"]
 
 
@@ -138,7 +138,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         higher is better, deciding between equal mean scores before grid order), as
         the exact leave-one-out of kernel ridge does for all its ridges.
     n_jobs : int, default=None
-        Threads for the fold fits (libsvm and the ridge solves release the GIL).
+        Threads for the fold fits (libsvm and the ridge solves release the GIL);
+        ``None``: joblib's current setting (one unless set by ``joblib.parallel_config``).
     error_score : "raise" or float, default=np.nan
         Score of a failed fit (recorded in ``failures``), or ``"raise"``.
     progress : callable, optional

@@ -73,7 +73,9 @@ DOC = {
         "    adjusted datasets and :func:`rntk.interpolate_missing` do."),
     "n_jobs_device": (
         "n_jobs : int, default=None\n"
-        "    Numba threads for the kernel (``None``: current setting, ``-1``: all).\n"
+        "    Numba threads for the kernel; ``None``: the current setting (Numba's thread\n"
+        "    count, all cores unless changed by ``numba.set_num_threads``), ``-1``: all\n"
+        "    cores.\n"
         'device : {"cpu", "cuda"}, default="cpu"\n'
         "    Where the Grams are computed: the Numba engine, or the fused GPU engine\n"
         "    (extra ``cuda``, an NVIDIA GPU); see :func:`rntk.rntk_kernel`."),

@@ -134,8 +134,9 @@ class RNNClassifier(ClassifierMixin, BaseEstimator):
     device : str or torch.device, default="cpu"
         Where the network is trained.
     n_jobs : int, default=None
-        torch threads during ``fit`` and prediction (``None``: 1, ``-1``: all cores;
-        torch's setting is restored afterwards). The steps of a recurrent network are
+        torch threads during ``fit`` and prediction; ``None``: joblib's current setting
+        (one unless set by ``joblib.parallel_config``), ``-1``: all cores; torch's
+        setting is restored afterwards. The steps of a recurrent network are
         small sequential operations: one thread is usually fastest, and much faster
         than several on a busy machine.
 
