@@ -23,7 +23,7 @@ from ._kernels import (
     scaled_conv_rho,
     sensitivity,
 )
-from ._model_selection import AveragedClassifier
+from ._model_selection import AveragedClassifier, AveragedRegressor
 from ._nystroem import RNTKNystroem
 from ._preprocessing import (
     SeriesScaler,
@@ -41,4 +41,5 @@ __all__ = [
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
+    "AveragedRegressor",
     "amplitude_spectrum", "value_quantiles", "from_aeon"]

@@ -9,18 +9,24 @@ Search
     within :data:`TIE_RTOL` of each other are ties, decided by candidate order);
     :class:`RidgeLOOScorer` scores every ridge of a Gram by exact leave-one-out;
     :class:`SVCFoldScorer` scores an SVC on one fold.
-Classifier and ridge algebra
+Classifier, regressor and ridge algebra
     :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
+    :class:`KernelRidgeRegressor` (with an intercept, clipped), :func:`loo_r2`,
+    :func:`constant_loo_predictions`, :func:`clip_loo_predictions`,
     :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
     :func:`ridge_loo_predictions`, :func:`loo_classification_scores`,
     :func:`one_vs_all_targets`, :func:`decision_to_labels`.
 Grids
     :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
     :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :data:`DEFAULT_SAME`, :func:`default_grid`,
-    :func:`mean_readouts`, :func:`readout_stride`, :func:`unit_rms`.
+    :func:`mean_readouts`, :func:`readout_stride`, :func:`unit_rms`;
+    :data:`REGRESSION_SETTINGS`, :data:`DEFAULT_REGRESSION_SETTINGS`,
+    :data:`DEFAULT_REGRESSION_ALPHA`, :data:`DEFAULT_REGRESSION_N_AVERAGE`,
+    :func:`default_regression_grid`.
 Series preparation
-    :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`: the layout the
-    kernels take and the estimators' ``normalize`` and ``pool`` parameters.
+    :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`,
+    :func:`channel_statistics`, :func:`standardize_channels`: the layout the kernels
+    take and the estimators' ``normalize`` and ``pool`` parameters.
 
 Examples
 --------
@@ -40,18 +46,23 @@ Examples
 ['alpha', 'sigma_b']
 """
 
-from ._estimators._ridge import KernelRidgeClassifier, relative_ridge
+from ._estimators._ridge import KernelRidgeClassifier, KernelRidgeRegressor, relative_ridge
 from ._model_selection import (
     DEFAULT_ALPHA,
     DEFAULT_GRID,
+    DEFAULT_REGRESSION_ALPHA,
+    DEFAULT_REGRESSION_N_AVERAGE,
+    DEFAULT_REGRESSION_SETTINGS,
     DEFAULT_SAME,
     LAST_STEP_GRID,
     MEAN_NETWORK,
     PAPER_GRID,
+    REGRESSION_SETTINGS,
     TIE_RTOL,
     RidgeLOOScorer,
     SVCFoldScorer,
     default_grid,
+    default_regression_grid,
     mean_readouts,
     readout_stride,
     search_grams,
@@ -59,6 +70,8 @@ from ._model_selection import (
 )
 from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 from ._model_selection._loo import (
+    clip_loo_predictions,
+    constant_loo_predictions,
     decision_to_labels,
     eigh_gram,
     loo_classification_scores,
@@ -66,9 +79,15 @@ from ._model_selection._loo import (
     ridge_dual_fit,
     ridge_loo_predictions,
 )
+from ._model_selection._scorers import loo_r2
 from ._utils import as_sequences, normalize_series, pool_series
+from ._utils._sequences import channel_statistics, standardize_channels
 
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "LARGE_N",
+           "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_N_AVERAGE",
+           "DEFAULT_REGRESSION_SETTINGS", "REGRESSION_SETTINGS", "default_regression_grid",
+           "KernelRidgeRegressor", "clip_loo_predictions", "constant_loo_predictions", "loo_r2",
+           "channel_statistics", "standardize_channels",
            "LARGE_N_COMPONENTS",
            "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",

@@ -337,3 +337,71 @@ def test_bench_first_run_quick(tmp_path, monkeypatch):
     after = summary["after"]
     assert after["cold_wall"] > 0 and after["warm_wall"] > 0
     assert np.isfinite(after["cold_fit"]) and np.isfinite(after["warm_fit"])
+
+
+@pytest.fixture
+def tser_panel(tmp_path):
+    """A tiny extrinsic-regression panel: ``<name>/<name>_{TRAIN,TEST}.ts`` and the
+    published RMSEs beside it."""
+    rng = np.random.default_rng(0)
+    home = tmp_path / "tser"
+    rows = []
+    for name, n, t, m in (("Levels", 24, 16, 2), ("Sums", 20, 12, 1)):
+        (home / name).mkdir(parents=True)
+        for split, size in (("TRAIN", n), ("TEST", n // 2)):
+            X = rng.normal(size=(size, m, t)) + rng.normal(size=(size, 1, 1))
+            y = X.mean(axis=(1, 2)) + 0.1 * rng.normal(size=size)
+            lines = ["@problemName " + name, "@timeStamps false", "@missing false",
+                     f"@univariate {'true' if m == 1 else 'false'}",
+                     f"@dimensions {m}", "@equalLength true", f"@seriesLength {t}",
+                     "@targetLabel true", "@data"]
+            lines += [":".join(",".join(f"{v:.6g}" for v in ch) for ch in x) + f":{yy:.6g}"
+                      for x, yy in zip(X, y)]
+            (home / name / f"{name}_{split}.ts").write_text("\n".join(lines) + "\n")
+        rows.append({"dataset": name, "method": "FreshPRINCE", "rmse": 0.5,
+                     "mean_rmse_30_resamples": 0.5})
+    with open(home / "published_rmse.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return home
+
+
+@pytest.mark.parametrize("hide_aeon", [False, True])
+def test_bench_tser_quick(tser_panel, tmp_path, monkeypatch, hide_aeon):
+    if hide_aeon:  # the CI run has no aeon: MiniRocket's columns are absent
+        monkeypatch.setitem(sys.modules, "aeon", None)
+    aeon = importlib.util.find_spec("aeon") is not None
+    rows = _script("bench_tser.py").main(["--quick", "--data-home", str(tser_panel),
+                                          "--out", str(tmp_path / "out")])
+    assert [r["dataset"] for r in rows] == ["Levels"]
+    assert rows[0]["rntk_rmse"] < rows[0]["mean_rmse"]  # the level is the target
+    assert rows[0]["published_FreshPRINCE"] == 0.5
+    assert ("minirocket_rmse" in rows[0]) == aeon
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "1 sets: rntk below the mean predictor on 1" in text
+    assert (tmp_path / "out" / "results.csv").exists()
+
+
+def test_bench_tser_full_default_on_the_tiny_panel(tser_panel, tmp_path, monkeypatch):
+    """Without --quick the default RNTKRegressorCV() runs on every set."""
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    rows = _script("bench_tser.py").main(["--data-home", str(tser_panel),
+                                          "--out", str(tmp_path / "out")])
+    assert [r["dataset"] for r in rows] == ["Levels", "Sums"]
+    assert all(r["rntk_rmse"] < r["mean_rmse"] for r in rows)
+
+
+def test_tune_regression_grid_quick(tser_panel, tmp_path):
+    tune = _script("tune_regression_grid.py")
+    rows = tune.main(["--quick", "--data-home", str(tser_panel), "--out",
+                      str(tmp_path / "out"), "--test"])
+    grids = {(r["grid"], r["k"]) for r in rows}
+    assert ("spectrum", 1) in grids and ("spectrum+band+pool8", 2) in grids
+    assert all(r["dataset"] == "Levels" for r in rows)
+    assert all(0 < r["nested_ratio"] < 1.5 and r["gram_seconds"] > 0 for r in rows)
+    assert "| grid | k |" in (tmp_path / "out" / "nested.md").read_text()
+    # the cached Grams are reused: a second run reads them
+    again = tune.main(["--quick", "--data-home", str(tser_panel), "--out",
+                       str(tmp_path / "out")])
+    assert [r["nested_ratio"] for r in again] == [r["nested_ratio"] for r in rows]

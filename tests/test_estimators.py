@@ -257,11 +257,18 @@ def test_regressor_cv_equals_gridsearchcv(rng):
     y = np.array([x[-1] + 0.5 * x[-2] for x in X])
     grid = {"sigma_b": [0.0, 0.5], "sigma_h": [0.0, 1.0], "alpha": [0.01, 0.1, 1.0]}
     folds = KFold(4)
+    # protocol="loo" with folds: the ridge regressor (intercept, relative ridge, clipped)
     fast = RNTKRegressorCV(grid, cv=folds).fit(X, y)
-    slow = GridSearchCV(RNTKRegressor(), grid, cv=folds).fit(X, y)
+    slow = GridSearchCV(RNTKRegressor(model="ridge"), grid, cv=folds).fit(X, y)
     _assert_same_search(fast, slow, exact=False)
     np.testing.assert_allclose(fast.predict(X[:4]), slow.predict(X[:4]), rtol=1e-12)
     assert fast.best_score_ > 0.5
+    # the paper's protocol: scikit-learn's KernelRidge
+    fast = RNTKRegressorCV(grid, protocol="paper", cv=folds).fit(X, y)
+    slow = GridSearchCV(RNTKRegressor(), grid, cv=folds).fit(X, y)
+    _assert_same_search(fast, slow, exact=False)
+    np.testing.assert_allclose(fast.predict(X[:4]), slow.predict(X[:4]), rtol=1e-12)
+    assert isinstance(fast.best_estimator_.estimator_, KernelRidge)
 
 
 def test_default_grids_are_the_papers():

@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.kernel_ridge import KernelRidge
 from sklearn.model_selection import LeaveOneOut
 
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
@@ -52,23 +51,82 @@ def test_loo_classifier_scores_equal_explicit_refits(rng):
         assert exact.cv_results_["mean_test_score"][j] == pytest.approx(np.mean(hits))
 
 
+def _brute_force_loo(K, y, alpha, clip=True):
+    """LOO predictions of the ridge regressor by explicit refits on the other samples.
+
+    Kernel ridge with an unpenalised intercept by the bordered system, the ridge relative
+    to the whole Gram's scale (one ridge per candidate, as the search's); ``alpha=inf``:
+    the mean of the others; each prediction clipped to the range of the others' targets.
+    """
+    n, out = len(y), np.empty(len(y))
+    ridge = alpha * np.trace(K) / n
+    for i in range(n):
+        keep = np.arange(n) != i
+        if np.isinf(alpha):
+            pred = y[keep].mean()
+        else:
+            A = np.zeros((n, n))
+            A[0, 1:] = A[1:, 0] = 1.0
+            A[1:, 1:] = K[np.ix_(keep, keep)] + ridge * np.eye(n - 1)
+            sol = np.linalg.solve(A, np.r_[0.0, y[keep]])
+            pred = sol[0] + K[i, keep] @ sol[1:]
+        out[i] = np.clip(pred, y[keep].min(), y[keep].max()) if clip else pred
+    return out
+
+
 def test_loo_regressor_equals_brute_force_refits(rng):
+    """Every candidate's LOO R^2, the mean's (alpha=inf) included, against explicit refits."""
     X = [rng.normal(size=t) for t in rng.integers(5, 12, size=18)]
     y = np.array([x[-1] + 0.5 * x[-2] for x in X])
-    grid = {"sigma_b": [0.0, 0.3], "alpha": [1e-3, 0.1, 2.0]}
+    X[3] = 8.0 * X[3]  # an input outlier with an ordinary target: its LOO extrapolates
+    y[3] = np.median(y)
+    grid = {"sigma_b": [0.0, 0.3], "alpha": [1e-3, 0.1, 2.0, np.inf]}
     search = RNTKRegressorCV(grid).fit(X, y)
+    clipped = 0
     for j, params in enumerate(search.cv_results_["params"]):
         K = rntk_kernel(X, sigma_b=params["sigma_b"])
-        press = 0.0
-        for i in range(len(y)):
-            keep = np.arange(len(y)) != i
-            kr = KernelRidge(alpha=params["alpha"], kernel="precomputed")
-            kr.fit(K[np.ix_(keep, keep)], y[keep])
-            press += (kr.predict(K[i:i + 1, keep])[0] - y[i]) ** 2
-        r2 = 1 - press / np.sum((y - y.mean()) ** 2)
+        loo = _brute_force_loo(K, y, params["alpha"])
+        r2 = 1 - np.sum((loo - y) ** 2) / np.sum((y - y.mean()) ** 2)
         assert search.cv_results_["mean_test_score"][j] == pytest.approx(r2, rel=1e-8)
-    best = RNTKRegressor(**search.best_params_).fit(X, y)
+        clipped += int(np.any(loo != _brute_force_loo(K, y, params["alpha"], clip=False)))
+    assert clipped  # the clipping was exercised
+    n = len(y)  # the mean's LOO in closed form: R^2 = 1 - (n / (n - 1))^2
+    means = [j for j, p in enumerate(search.cv_results_["params"]) if np.isinf(p["alpha"])]
+    mean_r2 = search.cv_results_["mean_test_score"][means[0]]
+    assert mean_r2 == pytest.approx(1 - (n / (n - 1)) ** 2, rel=1e-12)
+    best = RNTKRegressor(model="ridge", **search.best_params_).fit(X, y)
     np.testing.assert_allclose(search.predict(X[:5]), best.predict(X[:5]), rtol=1e-10)
+
+
+def test_the_mean_is_refitted_where_nothing_beats_it(rng):
+    """Targets unrelated to the series: the search refits the mean of the targets."""
+    X = rng.normal(size=(30, 8))
+    y = rng.normal(size=30)
+    search = RNTKRegressorCV({"sigma_b": [0.1], "alpha": [1e-6, 1e-3, np.inf]}).fit(X, y)
+    assert search.best_params_["alpha"] == np.inf or search.loo_score_ > 1 - (30 / 29) ** 2
+    if search.best_params_["alpha"] == np.inf:
+        np.testing.assert_allclose(search.predict(X[:3]), y.mean())
+
+
+def test_the_selected_models_loo_is_never_worse_than_the_means():
+    """Property: whatever the data, the refitted model's LOO MSE is at most the mean's."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+
+    @hypothesis.settings(max_examples=15, deadline=None)
+    @hypothesis.given(seed=st.integers(0, 10_000), n=st.integers(4, 14),
+                      heavy=st.booleans())
+    def check(seed, n, heavy):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(n, 6))
+        y = rng.standard_cauchy(n) if heavy else X[:, -1] + rng.normal(size=n)
+        search = RNTKRegressorCV(n_average=2, param_grid=[
+            {"sigma_b": [0.1], "alpha": [1e-4, 1e-1, np.inf]},
+            {"sigma_b": [1.0], "normalize": ["dataset"], "alpha": [1e-2, np.inf]}]).fit(X, y)
+        mean_r2 = 1 - (n / (n - 1)) ** 2
+        assert search.loo_score_ >= mean_r2 - 1e-12
+
+    check()
 
 
 def test_default_search_is_the_ridge_classifier(rng):

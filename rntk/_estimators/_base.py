@@ -10,7 +10,13 @@ from sklearn.base import BaseEstimator
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
-from .._utils._sequences import pool_series, quantile_series, spectrum_series
+from .._utils._sequences import (
+    channel_statistics,
+    pool_series,
+    quantile_series,
+    spectrum_series,
+    standardize_channels,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -42,10 +48,26 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return validate_fit_data(self, X, y, self._is_regressor, check_targets)
 
     def _validate_predict(self, X):
-        return self._prepare(validate_predict_data(self, X))
+        return self._prepare(validate_predict_data(self, X), fitted=True)
 
-    def _prepare(self, xs):
-        """Spectra or quantiles, then the scale (``normalize``), then block means."""
+    def _fit_preparation(self, xs):
+        """Fit what the preparation learns from the training series (``_prepare``)."""
+        if getattr(self, "normalize", False) == "dataset":
+            self.channel_mean_, self.channel_scale_ = channel_statistics(xs)
+
+    def _prepare(self, xs, fitted=False):
+        """Return the series as the kernel reads them.
+
+        The data set's channel map, spectra or quantiles, the per-series scale
+        (``normalize``), then block means. ``normalize="dataset"`` standardises each
+        channel with the statistics of the training series: computed and stored here
+        (``channel_mean_``, ``channel_scale_``) unless ``fitted``, when the stored
+        ones are applied.
+        """
+        if getattr(self, "normalize", False) == "dataset":
+            if not fitted:
+                self._fit_preparation(xs)
+            xs = standardize_channels(xs, self.channel_mean_, self.channel_scale_)
         bins = getattr(self, "spectrum", None)
         levels = getattr(self, "quantiles", None)
         if bins is not None and levels is not None:

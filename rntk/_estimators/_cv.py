@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_DEFAULTS as _D
@@ -15,7 +16,7 @@ from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._utils import DOC, check_int, fill_doc, store_init_params
-from ._ridge import KernelRidgeClassifier
+from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._rntk import RNTKClassifier, RNTKRegressor
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -30,6 +31,37 @@ def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
     """Accuracy of the kernel ridge classifier on one fold."""
     clf = KernelRidgeClassifier(alpha=params["alpha"]).fit(K_train, y_train)
     return float(np.mean(clf.predict(K_test) == y_test))
+
+
+def _ridge_fold_r2(K_train, y_train, K_test, y_test, params):
+    """``R^2`` of the ridge regressor (intercept, relative ridge, clipped) on one fold."""
+    reg = KernelRidgeRegressor(alpha=params["alpha"]).fit(K_train, y_train)
+    return float(r2_score(y_test, reg.predict(K_test)))
+
+
+def _n_average(search, default):
+    """Members the refit of ``search`` averages: ``n_average``, or its default."""
+    if search.n_average is None:
+        return default if search.protocol == "loo" and search.param_grid is None else 1
+    if search.n_average > 1 and search.protocol != "loo":
+        raise ValueError("n_average > 1 needs protocol='loo' (the kernel ridge "
+                         f"model); got protocol={search.protocol!r}")
+    return search.n_average
+
+
+def _check_no_representation(search):
+    """Refuse ``spectrum`` / ``quantiles`` on a search of a default grid that has its own."""
+    given = {k: getattr(search, k) for k in ("spectrum", "quantiles")
+             if getattr(search, k) is not None}
+    if given:
+        said = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise ValueError(
+            f"{said} is set on {type(search).__name__} with the default grid "
+            "(param_grid=None), which chooses each setting's representation itself: its "
+            "spectral and quantile settings read spectra and quantile functions, the "
+            f"others the series. To search on {said} alone, give a param_grid (e.g. "
+            "param_grid={'alpha': rntk.model_selection.DEFAULT_ALPHA}); to search the "
+            "default grid, leave spectrum and quantiles at None")
 
 
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
@@ -108,6 +140,19 @@ _CLASSIFIER_REFITTED = """RNTKClassifier or AveragedClassifier
 averaged_params_ : list of dict
     With ``n_average > 1``: the parameters of the averaged members, best first (a
     setting of ``DEFAULT_SAME`` listed as the setting it is computed as)."""
+
+#: What the regressor search refits.
+_REGRESSOR_REFITTED = """RNTKRegressor or AveragedRegressor
+    What ``predict`` uses (if ``refit``): with ``n_average`` 1, the best candidate
+    refitted on all data, a :class:`RNTKRegressor`; with more (the default grid's 2),
+    an :class:`rntk.AveragedRegressor` of the members listed in ``averaged_params_``.
+    With the exact leave-one-out, the mean of the targets (an ``alpha=inf`` candidate
+    of the grid) where what would be refitted does not beat it.
+averaged_params_ : list of dict
+    With ``n_average > 1``: the parameters of the averaged members, best first.
+loo_score_ : float
+    With the exact leave-one-out: the leave-one-out ``R^2`` of what was refitted (the
+    average's is that of the average of the members' leave-one-out predictions)."""
 
 #: The parameters and return value of the searches' ``fit``.
 _FIT_PARAMS = """Parameters
@@ -248,13 +293,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         store_init_params(self, locals())
 
     def _n_average(self):
-        if self.n_average is None:
-            default = self.protocol == "loo" and self.param_grid is None
-            return _grids.DEFAULT_N_AVERAGE if default else 1
-        if self.n_average > 1 and self.protocol != "loo":
-            raise ValueError("n_average > 1 needs protocol='loo' (the kernel ridge "
-                             f"classifier); got protocol={self.protocol!r}")
-        return self.n_average
+        return _n_average(self, _grids.DEFAULT_N_AVERAGE)
 
     def _base_estimator(self):
         names = set(RNTKClassifier._get_param_names()) - {"model"}
@@ -281,18 +320,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
     def _default_grid(self, xs):
         if self.protocol == "loo":
-            given = {k: getattr(self, k) for k in ("spectrum", "quantiles")
-                     if getattr(self, k) is not None}
-            if given:
-                said = ", ".join(f"{k}={v!r}" for k, v in given.items())
-                raise ValueError(
-                    f"{said} is set on {type(self).__name__} with the default grid "
-                    "(param_grid=None), which chooses each setting's representation "
-                    "itself: its spectral and quantile settings read spectra and quantile "
-                    "functions, the others the series. To search on "
-                    f"{said} alone, give a param_grid (e.g. param_grid={{'alpha': "
-                    "rntk.model_selection.DEFAULT_ALPHA}); to search the default grid, "
-                    "leave spectrum and quantiles at None")
+            _check_no_representation(self)
             return _grids.default_grid([len(x) for x in xs], _grids.DEFAULT_ALPHA)
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
@@ -330,17 +358,27 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 4 values of ``sigma_b`` x 7 ridges ``alpha`` "
-             "(``1e-4 .. 100``); with ``protocol='paper'`` the paper's 900 kernel "
-             "settings x 20 values of ``alpha``"),
-    loo="kernel ridge regression (``RNTKRegressor``)",
+    default=("with ``protocol='loo'`` 3 kernel settings (the one-layer mean-readout "
+             "RNTK on series standardised channel by channel with the training set's "
+             "statistics, ``normalize='dataset'``: read out at every step with a band "
+             "of 8 steps, on series pooled to at most 64 steps; and the same on the "
+             "amplitude spectra on at most 64 frequencies, ``spectrum``, and on the "
+             "quantile functions of values and steps on at most 32 levels, "
+             "``quantiles``) x 10 relative ridges ``alpha`` (``1e-6 .. "
+             "100``, and ``inf``: the mean of the targets), the refitted model "
+             "averaging the best candidates of the 2 best settings (``n_average``); "
+             "with ``protocol='paper'`` the paper's 900 kernel settings x 20 values of "
+             "``alpha``"),
+    loo="kernel ridge regression with an unpenalised intercept, relative ridges and "
+        "predictions clipped to the training targets' range (``RNTKRegressor(model="
+        "'ridge')``)",
     paper="5-fold cross-validation, kernel grid of Appendix A.1, ridges of A.2",
     paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
     fit_params=_FIT_PARAMS.format(estimator="RNTKRegressor",
                                   y="(n_samples,) or (n_samples, n_targets)\n    Targets."),
     tail=_SEARCH_DOC_TAIL.format(
         estimator="RNTKRegressor", role="regressor", missing=DOC["missing"],
-        refitted="RNTKRegressor\n    The best candidate refitted on all data (if ``refit``)."))
+        refitted=_REGRESSOR_REFITTED))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
@@ -359,9 +397,10 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     ----------
     {search_doc}
     alpha : float, default=1.0
-        Ridge used when ``alpha`` is not in the grid.
-    normalize : bool or {"norm", "rms"}, default=False
-        Scale of each series, as in :class:`RNTKRegressor`, when ``normalize`` is not
+        Ridge used when ``alpha`` is not in the grid (relative with ``protocol="loo"``,
+        absolute with ``protocol="paper"``).
+    normalize : bool or {"norm", "rms", "dataset"}, default=False
+        Scale of the series, as in :class:`RNTKRegressor`, when ``normalize`` is not
         in the grid.
     pool : int, default=1
         Steps averaged into one, as in :class:`RNTKRegressor`, when ``pool`` is not in
@@ -371,7 +410,21 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         :class:`RNTKRegressor`, when ``spectrum`` is not in the grid.
     quantiles : int, default=None
         Levels of the quantile functions read instead of the series, as in
-        :class:`RNTKRegressor`, when ``quantiles`` is not in the grid.
+        :class:`RNTKRegressor`, when ``quantiles`` is not in the grid. Only with a
+        ``param_grid``: the default grid has its own quantile setting (refused there).
+    n_average : int, default=None
+        With ``protocol="loo"``: the refitted model averages the predictions of the
+        best candidates of this many kernel settings (each setting's best ridge, ranked
+        by leave-one-out ``R^2``; an :class:`rntk.AveragedRegressor`, parameters in
+        ``averaged_params_``). ``None``: ``DEFAULT_REGRESSION_N_AVERAGE`` (2) with the
+        default grid, 1 with a given ``param_grid``.
+    large_n : "auto", int or None, default="auto"
+        Above this many training series the exact leave-one-out search runs on
+        ``n_components`` Nystroem features per kernel setting instead of the ``n x n``
+        Gram, as in :class:`RNTKClassifierCV` (the same model and selection, time and
+        memory linear in the number of series). ``"auto"``: 3000; ``None``: never.
+    n_components : int, default=500
+        Landmarks (features) of the ``large_n`` path.
     {tail}
 
     Examples
@@ -393,6 +446,8 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum", "quantiles")
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
+        "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        **LARGE_N_CONSTRAINTS,
     }
 
     def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
@@ -402,19 +457,31 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
                  alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
-                 missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
-                 error_score=np.nan):
+                 n_average=None, missing="raise", refit=True, n_jobs=None, device="cpu",
+                 verbose=0, error_score=np.nan, large_n="auto", n_components=500):
         store_init_params(self, locals())
 
     _paper_cv = 5
 
+    def _n_average(self):
+        return _n_average(self, _grids.DEFAULT_REGRESSION_N_AVERAGE)
+
+    def _base_estimator(self):
+        names = set(RNTKRegressor._get_param_names()) - {"model"}
+        model = "ridge" if self.protocol == "loo" else "kernel_ridge"
+        return RNTKRegressor(model=model, **{k: getattr(self, k) for k in names})
+
     def _default_grid(self, xs):
         if self.protocol == "loo":
-            return {**_grids.DEFAULT_REGRESSION_GRID,
-                    "alpha": list(_grids.DEFAULT_REGRESSION_ALPHA)}
+            _check_no_representation(self)
+            return _grids.default_regression_grid([len(x) for x in xs],
+                                                  _grids.DEFAULT_REGRESSION_ALPHA)
         return {**_grids.PAPER_GRID, "alpha": list(_grids.PAPER_ALPHA)}
 
     def _fold_scorer(self, base):
+        if self.protocol == "loo":
+            return _ridge_fold_r2
+
         def score(K_train, y_train, K_test, y_test, params):
             return kernel_ridge_score(K_train, y_train, K_test, y_test, params["alpha"])
 
@@ -426,4 +493,5 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
 
         {fit_params}
         """
+        check_int(self.n_components, "n_components")  # a bool is no count of landmarks
         return self._search(X, y, groups)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
+import numpy as np
 from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
@@ -15,12 +16,10 @@ from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
 from .._utils._sequences import MISSING, NORMALIZATIONS
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
-from ._ridge import KernelRidgeClassifier
+from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from typing import Self
-
-    import numpy as np
 
     from .._utils._typing import ArrayLike, Sequences
 
@@ -61,12 +60,15 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     alpha : float, default=1e-3
         Ridge of ``model="ridge"``, > 0, relative to the Gram's scale: the solve uses
         ``alpha * trace(K) / n``.
-    normalize : bool or {"norm", "rms"}, default=True
-        Scale each series before the kernel. ``True`` or ``"norm"``: to unit
+    normalize : bool or {"norm", "rms", "dataset"}, default=True
+        Scale the series before the kernel. ``True`` or ``"norm"``: each to unit
         Euclidean norm (over all its steps and channels), as the paper does;
-        ``"rms"``: to unit root-mean-square per step (the unit-norm series
+        ``"rms"``: each to unit root-mean-square per step (the unit-norm series
         times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
-        mean-readout settings of the default grid).
+        mean-readout settings of the default grid); ``"dataset"``: each channel
+        standardised with the statistics of its values over the training series (one
+        affine map for all series, stored as ``channel_mean_`` and
+        ``channel_scale_``).
     {spectrum}
     {quantiles}
     {pool}
@@ -193,13 +195,27 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     Parameters
     ----------
     {kernel_doc}
+    model : {"kernel_ridge", "ridge"}, default="kernel_ridge"
+        The regression on the Gram. ``"kernel_ridge"``: scikit-learn's
+        :class:`~sklearn.kernel_ridge.KernelRidge` (no intercept, ``alpha`` on the
+        Gram's scale; the RNTK paper's model). ``"ridge"``:
+        :class:`rntk.model_selection.KernelRidgeRegressor`, an unpenalised intercept and
+        ``alpha`` relative to the Gram's scale (``alpha * trace(K) / n``), so that a
+        large ridge tends to the mean of the targets; ``alpha=inf`` is the mean.
+        Predictions are clipped to the range of the training targets. The model that
+        :class:`RNTKRegressorCV` selects by exact leave-one-out.
     alpha : float, default=1.0
-        Ridge regularisation, >= 0.
-    normalize : bool or {"norm", "rms"}, default=False
-        Scale each series before the kernel: ``True`` or ``"norm"`` to unit
-        Euclidean norm; ``"rms"`` to unit root-mean-square per step (the unit-norm
-        series times ``sqrt(T_i)``). Off by default for regression, where the
-        amplitude usually matters.
+        Ridge regularisation: ``>= 0`` with ``"kernel_ridge"``; relative, ``> 0`` or
+        ``inf``, with ``"ridge"``.
+    normalize : bool or {"norm", "rms", "dataset"}, default=False
+        Scale the series before the kernel: ``True`` or ``"norm"`` each to unit
+        Euclidean norm; ``"rms"`` each to unit root-mean-square per step (the
+        unit-norm series times ``sqrt(T_i)``); ``"dataset"``: each channel
+        standardised with the mean and standard deviation of its values over the
+        training series (one affine map for all series: the level and scale of each
+        series relative to the others are kept, and channels of different units are
+        made comparable). Off by default for regression, where the amplitude usually
+        matters.
     {spectrum}
     {quantiles}
     {pool}
@@ -208,10 +224,13 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
 
     Attributes
     ----------
-    estimator_ : sklearn.kernel_ridge.KernelRidge
+    estimator_ : sklearn.kernel_ridge.KernelRidge or KernelRidgeRegressor
         The fitted ridge model on the precomputed kernel.
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
         Its dual coefficients.
+    channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
+        The per-channel statistics of the training series (``normalize="dataset"``
+        only).
     {fitted_series}
 
     See Also
@@ -234,23 +253,38 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     _is_regressor = True
     _parameter_constraints = {
         **_CONSTRAINTS,
-        "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+        "model": [StrOptions({"kernel_ridge", "ridge"})],
+        "alpha": [Interval(numbers.Real, 0, None, closed="both")],
     }
 
     def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
                  sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"],
+                 readout_band=_D["readout_band"], model="kernel_ridge",
                  alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
                  missing="raise", n_jobs=None, device="cpu"):
         store_init_params(self, locals())
 
     def _make_inner(self):
+        if self.model == "ridge":
+            if not self.alpha > 0:
+                raise ValueError(f"alpha must be > 0 (or inf) with model='ridge', got "
+                                 f"{self.alpha!r}: the ridge is relative to the Gram's "
+                                 "scale, and 0 would interpolate the training targets")
+            return KernelRidgeRegressor(alpha=self.alpha)
+        if np.isinf(self.alpha):
+            raise ValueError("alpha=inf (the mean of the targets) needs model='ridge', "
+                             "whose intercept is unpenalised")
         return KernelRidge(alpha=self.alpha, kernel="precomputed")
 
     def _after_fit(self):
         self.dual_coef_ = self.estimator_.dual_coef_
+
+    def _predict_columns(self):
+        if self.model == "ridge" and np.isinf(self.alpha):
+            return np.array([], dtype=np.intp)  # the mean: no kernel to compute
+        return None
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Sequences, y: ArrayLike) -> Self:

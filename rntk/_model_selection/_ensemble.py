@@ -1,11 +1,11 @@
-"""The average of the decision functions of fitted classifiers (the best of a search)."""
+"""Averages of fitted estimators (the best of a search): decision functions, predictions."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, fill_doc
@@ -15,7 +15,16 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from .._utils._typing import Sequences
 
-__all__ = ["AveragedClassifier"]
+__all__ = ["AveragedClassifier", "AveragedRegressor"]
+
+
+def _mean_once(estimators, method, X):
+    """Mean of ``getattr(e, method)(X)`` over ``estimators``; a repeated member runs once."""
+    done = {}
+    for e in estimators:
+        if id(e) not in done:
+            done[id(e)] = getattr(e, method)(X)
+    return np.mean([done[id(e)] for e in estimators], axis=0)
 
 
 class AveragedClassifier(ClassifierMixin, BaseEstimator):
@@ -75,11 +84,7 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
             Positive for ``classes_[1]`` in the binary case.
         """
         check_is_fitted(self)
-        done = {}  # a member listed more than once is evaluated once
-        for e in self.estimators_:
-            if id(e) not in done:
-                done[id(e)] = e.decision_function(X)
-        return np.mean([done[id(e)] for e in self.estimators_], axis=0)
+        return _mean_once(self.estimators_, "decision_function", X)
 
     @fill_doc(X_plain=DOC["X_plain"])
     def predict(self, X: Sequences) -> np.ndarray:
@@ -94,3 +99,59 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
         """
         D = self.decision_function(X)
         return decision_to_labels(self.classes_, D[:, None] if D.ndim == 1 else D)
+
+
+class AveragedRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
+    """Regressor whose prediction is the mean of fitted regressors' ones.
+
+    What :class:`rntk.RNTKRegressorCV` refits with ``n_average > 1``: the best candidate
+    of each of the best kernel settings, each refitted on all training series. The
+    leave-one-out predictions of the average are the average of the members' ones, so
+    the search scores it exactly before refitting it.
+
+    Parameters
+    ----------
+    estimators : list of fitted regressors
+        Members with ``predict``. A member listed more than once counts as many times
+        in the mean, and is evaluated once.
+
+    Attributes
+    ----------
+    estimators_ : list of fitted regressors
+        The members.
+    """
+
+    def __init__(self, estimators):
+        self.estimators = estimators
+
+    def fit(self, X=None, y=None):
+        """Check the members (nothing is trained).
+
+        Parameters
+        ----------
+        X, y : ignored
+            Present for the scikit-learn API.
+
+        Returns
+        -------
+        self : AveragedRegressor
+            The ensemble.
+        """
+        if not self.estimators:
+            raise ValueError("estimators must be a non-empty list of fitted regressors")
+        self.estimators_ = list(self.estimators)
+        return self
+
+    @fill_doc(X_plain=DOC["X_plain"])
+    def predict(self, X: Sequences) -> np.ndarray:
+        """Mean of the members' predictions.
+
+        {X_plain}
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Predictions.
+        """
+        check_is_fitted(self)
+        return _mean_once(self.estimators_, "predict", X)

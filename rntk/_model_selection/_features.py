@@ -190,24 +190,33 @@ def _relative_scale(Phi):
 
 
 class FeatureLOOScorer(RidgeLOOScorer):
-    """Scorer of the search engine on features: exact leave-one-out of the ridge classifier.
+    """Scorer of the search engine on features: exact leave-one-out of the ridge models.
 
-    :class:`~rntk._model_selection._scorers.RidgeLOOScorer` (its classification mode,
-    whose checks and scores it reuses) when the search hands out features ``Phi`` instead
-    of Grams: the same model (one-vs-all ``{-1, +1}`` least squares with an unpenalised
-    intercept, ridges relative to ``trace(Phi Phi^T) / n``), the same score
-    (leave-one-out accuracy) and tie-break (minus the leave-one-out squared error).
-    Called as ``scorer(Phi, y, params)``.
+    :class:`~rntk._model_selection._scorers.RidgeLOOScorer` (whose checks and scores it
+    reuses) when the search hands out features ``Phi`` instead of Grams: the same models
+    (least squares with an unpenalised intercept, ridges relative to ``trace(Phi Phi^T) /
+    n``: the one-vs-all classifier, or the clipped regressor), the same scores
+    (leave-one-out accuracy and its tie-break, or the leave-one-out ``R^2``). Called as
+    ``scorer(Phi, y, params)``.
+
+    Parameters
+    ----------
+    classification : bool, default=True
+        The classifier's scores, or the regressor's.
     """
 
-    def __init__(self):
-        super().__init__(classification=True)
+    def __init__(self, classification=True):
+        super().__init__(classification=classification)
 
     def _classification_scores(self, Phi, y, alphas):
         """LOO accuracy and squared error from the features, relative ``alphas``."""
         classes, Y = one_vs_all_targets(y)
         loo = feature_loo_predictions(feature_svd(Phi), Y, alphas * _relative_scale(Phi))
         return loo_classification_scores(y, classes, Y, loo)
+
+    def _ridge_loo(self, Phi, Y, alphas):
+        """LOO predictions of ridge with an intercept from the features, relative ``alphas``."""
+        return feature_loo_predictions(feature_svd(Phi), Y, alphas * _relative_scale(Phi))
 
 
 def resolve_large_n(large_n):
@@ -234,10 +243,10 @@ class FeaturePath:
         Numba threads of the kernel.
     """
 
-    def __init__(self, n_components, n_jobs=None):
+    def __init__(self, n_components, n_jobs=None, classification=True):
         self.n_components = n_components
         self.n_jobs = n_jobs
-        self.scorer = FeatureLOOScorer()
+        self.scorer = FeatureLOOScorer(classification)
         self.transformers = []
         self.groups = []
 
@@ -260,21 +269,23 @@ class FeaturePath:
             yield Phi
 
     def refit(self, est, Phi, y, best_index):
-        """Fit ``est`` (a ridge ``RNTKClassifier``) from the features of its setting.
+        """Fit ``est`` (a ridge ``RNTKClassifier`` or ``RNTKRegressor``) from the features.
 
-        Its training series become the landmarks, its inner
-        :class:`~rntk._estimators._ridge.KernelRidgeClassifier` gets the dual
-        coefficients ``W^{-1/2} w`` on them and the intercept ``b``.
+        Its training series become the landmarks of its setting, and its inner model
+        (``est._make_inner()``: the ridge classifier or regressor) gets the dual
+        coefficients ``W^{-1/2} w`` on them and the intercept ``b`` (``alpha=inf``: no
+        coefficients and the mean).
         """
-        from .._estimators._ridge import KernelRidgeClassifier  # (a cycle at import time)
-
         group = next(g for g, idxs in enumerate(self.groups) if best_index in idxs)
         nys = self.transformers[group]
-        inner = KernelRidgeClassifier(alpha=est.alpha)
-        inner.classes_, Y = one_vs_all_targets(y)
-        coef, inner.intercept_ = feature_ridge_fit(feature_svd(Phi), Y,
-                                                   est.alpha * _relative_scale(Phi))
-        inner.dual_coef_ = nys.normalization_ @ coef
+        inner = est._make_inner()
+        Y = inner._targets(y)
+        if np.isinf(est.alpha):
+            coef, intercept = np.zeros((Phi.shape[1], Y.shape[1])), Y.mean(axis=0)
+        else:
+            coef, intercept = feature_ridge_fit(feature_svd(Phi), Y,
+                                                est.alpha * _relative_scale(Phi))
+        inner._set_coef(nys.normalization_ @ coef, intercept, y)
         est.estimator_ = inner
         est.X_fit_ = list(nys.components_)
         est._after_fit()
@@ -284,11 +295,12 @@ class FeaturePath:
 def feature_path(search, base, n_samples):
     """Return the :class:`FeaturePath` of a search on ``n_samples`` series, or None (exact).
 
-    The path applies to the exact leave-one-out of a classifier search whose ``large_n``
-    threshold (``"auto"``: :data:`LARGE_N`) is below ``n_samples``.
+    The path applies to the exact leave-one-out of a search whose ``large_n`` threshold
+    (``"auto"``: :data:`LARGE_N`) is below ``n_samples``.
     """
     threshold = resolve_large_n(getattr(search, "large_n", None))
-    if threshold is None or n_samples <= threshold or base._is_regressor:
+    if threshold is None or n_samples <= threshold:
         return None
     m = getattr(search, "n_components", None) or LARGE_N_COMPONENTS
-    return FeaturePath(min(int(m), n_samples), n_jobs=getattr(search, "n_jobs", None))
+    return FeaturePath(min(int(m), n_samples), n_jobs=getattr(search, "n_jobs", None),
+                       classification=not base._is_regressor)

@@ -30,7 +30,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from .._utils import one_blas_thread
 from .._utils._docs import fill_doc
 
-__all__ = ["eigh_gram", "gram_scale", "ridge_loo_predictions", "ridge_loo_scores_classification",
+__all__ = ["clip_loo_predictions", "constant_loo_predictions", "eigh_gram", "gram_scale",
+           "ridge_loo_predictions", "ridge_loo_scores_classification",
            "ridge_loo_scores_regression", "ridge_dual_fit", "one_vs_all_targets",
            "decision_to_labels", "loo_classification_scores"]
 
@@ -396,6 +397,74 @@ def ridge_loo_scores_regression(eig, Y, alphas, fit_intercept=None, scoring="r2"
         r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0),
                       np.where(sse == 0, 1.0, 0.0))
     return r2.mean(axis=1)
+
+
+def constant_loo_predictions(Y):
+    """Leave-one-out predictions of the mean (the ridge with intercept at ``alpha=inf``).
+
+    Parameters
+    ----------
+    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Targets, at least 2 samples.
+
+    Returns
+    -------
+    loo : ndarray of shape (n_samples, n_targets)
+        ``loo[i]``: the mean of the other samples' targets, ``(n mean(Y) - Y_i) / (n -
+        1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> constant_loo_predictions(np.array([1.0, 2.0, 6.0])).ravel()
+    array([4. , 3.5, 1.5])
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    n = Y.shape[0]
+    if n < 2:
+        raise ValueError(f"leave-one-out needs at least 2 samples, got n_samples = {n}")
+    return (Y.sum(axis=0) - Y) / (n - 1)
+
+
+def clip_loo_predictions(loo, Y):
+    """Clip leave-one-out predictions to the range of the targets each model was fitted on.
+
+    The leave-one-out counterpart of a regressor that clips its predictions to the
+    range of its training targets (:class:`rntk.model_selection.KernelRidgeRegressor`):
+    the prediction for sample ``i`` is clipped to the smallest and largest target of
+    the other samples.
+
+    Parameters
+    ----------
+    loo : ndarray of shape (..., n_samples, n_targets)
+        Leave-one-out predictions (e.g. of :func:`ridge_loo_predictions`).
+    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        The targets, at least 2 samples.
+
+    Returns
+    -------
+    clipped : ndarray of the shape of ``loo``
+        The clipped predictions.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Y = np.array([0.0, 1.0, 5.0])
+    >>> clip_loo_predictions(np.array([[-2.0], [9.0], [9.0]]), Y).ravel()
+    array([1., 5., 1.])
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.shape[0] < 2:
+        raise ValueError("leave-one-out needs at least 2 samples, got n_samples = "
+                         f"{Y.shape[0]}")
+    order = np.sort(Y, axis=0)
+    lo = np.where(Y == order[0], order[1], order[0])  # the least of the others
+    hi = np.where(Y == order[-1], order[-2], order[-1])
+    return np.clip(loo, lo, hi)
 
 
 def ridge_intercept_fit(K, Y, alpha):

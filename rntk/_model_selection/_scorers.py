@@ -20,10 +20,12 @@ from sklearn.utils.class_weight import compute_class_weight
 
 from ._loo import (
     _check_two_classes,
+    clip_loo_predictions,
+    constant_loo_predictions,
     eigh_gram,
     gram_scale,
+    ridge_loo_predictions,
     ridge_loo_scores_classification,
-    ridge_loo_scores_regression,
 )
 
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
@@ -31,7 +33,35 @@ try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-ca
 except ImportError:  # pragma: no cover - depends on the scikit-learn build
     _libsvm = None
 
-__all__ = ["SVM_MAX_ITER", "FastSVC", "RidgeLOOScorer", "SVCFoldScorer", "kernel_ridge_score"]
+__all__ = ["SVM_MAX_ITER", "FastSVC", "RidgeLOOScorer", "SVCFoldScorer", "kernel_ridge_score",
+           "loo_r2"]
+
+
+def loo_r2(y, loo):
+    """Leave-one-out ``R^2`` (``1 - PRESS / SS_tot``, averaged over targets) per candidate.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Targets.
+    loo : ndarray of shape (n_candidates, n_samples, n_targets)
+        Leave-one-out predictions.
+
+    Returns
+    -------
+    r2 : ndarray of shape (n_candidates,)
+        ``SS_tot`` is about the targets' mean over all samples; a constant target
+        scores 1 when predicted exactly, else 0. The mean itself scores
+        ``1 - (n / (n - 1))^2``, just below 0.
+    """
+    Y = np.asarray(y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    sse = ((loo - Y[None]) ** 2).sum(axis=1)
+    sst = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0),
+                      np.where(sse == 0, 1.0, 0.0))
+    return r2.mean(axis=1)
 
 #: Iteration cap of every SVC fit of a search. libsvm's own tools stop after 10^7
 #: iterations; without a cap a nearly constant Gram with a large offset (deep NTK, large
@@ -171,9 +201,14 @@ class RidgeLOOScorer:
         One-vs-all ``{-1, +1}`` least squares with an unpenalised intercept, scored by
         LOO accuracy, ties broken by the lower LOO squared error (the inner model
         :class:`rntk.model_selection.KernelRidgeClassifier`, ridges relative to
-        ``trace(K) / n``); otherwise kernel ridge regression without intercept (as
-        :class:`~sklearn.kernel_ridge.KernelRidge`), scored by the LOO ``R^2`` with
-        absolute ridges.
+        ``trace(K) / n``); otherwise kernel ridge regression with an unpenalised
+        intercept and relative ridges, each LOO prediction clipped to the range of the
+        other samples' targets (the inner model
+        :class:`rntk.model_selection.KernelRidgeRegressor`), scored by the LOO ``R^2``
+        (``1 - PRESS / SS_tot`` per target, averaged over targets). ``alpha=inf`` is
+        the mean of the targets, whose LOO is closed form
+        (:func:`rntk.model_selection.constant_loo_predictions`): a candidate every
+        regression search can fall back on.
     """
 
     def __init__(self, classification):
@@ -205,10 +240,43 @@ class RidgeLOOScorer:
                 "out is interpolated by the others); drop alpha=0 from the grid or give "
                 "cv folds")
         if self.classification:
+            if np.any(np.isinf(alphas)):
+                raise ValueError("alpha=inf (the mean) is a candidate of regression only")
             acc, mse = self._classification_scores(K, y, alphas)
             return acc[:, None], -mse
-        eig = eigh_gram(K, fit_intercept=False)
-        return ridge_loo_scores_regression(eig, y, alphas)[:, None], None
+        return loo_r2(y, self.regression_loo(K, y, alphas))[:, None], None
+
+    def regression_loo(self, K, y, alphas):
+        """Clipped LOO predictions of the regressor for each relative ridge (``inf``: mean).
+
+        Parameters
+        ----------
+        K : ndarray of shape (n_samples, n_samples)
+            Training Gram (or, for the features scorer, the features).
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            Targets.
+        alphas : ndarray of shape (n_alphas,)
+            Relative ridges, ``> 0`` or ``inf``.
+
+        Returns
+        -------
+        loo : ndarray of shape (n_alphas, n_samples, n_targets)
+            The LOO predictions, each clipped to the range of the other targets.
+        """
+        Y = np.asarray(y, dtype=np.float64)
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        alphas = np.asarray(alphas, dtype=np.float64)
+        finite = np.isfinite(alphas)
+        loo = np.empty((alphas.size,) + Y.shape)
+        loo[~finite] = constant_loo_predictions(Y)
+        if finite.any():
+            loo[finite] = self._ridge_loo(K, Y, alphas[finite])
+        return clip_loo_predictions(loo, Y)
+
+    def _ridge_loo(self, K, Y, alphas):
+        """LOO predictions of ridge with an intercept, relative ``alphas``, from the Gram."""
+        return ridge_loo_predictions(eigh_gram(K, fit_intercept=True), Y,
+                                     alphas * gram_scale(K))
 
     def _classification_scores(self, K, y, alphas):
         """LOO accuracy and squared error of the ridge classifier, relative ``alphas``."""

@@ -32,10 +32,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
 from . import _grids
-from ._ensemble import AveragedClassifier
+from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._features import feature_path
 from ._loo import _check_two_classes
-from ._scorers import RidgeLOOScorer
+from ._scorers import RidgeLOOScorer, loo_r2
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -607,9 +607,13 @@ class BaseKernelSearchCV(BaseEstimator):
                     "sigma_b) or unit-norm series."
                 )
             t0 = time.perf_counter()
+            top = outcome.top if n_average > 1 else [(self.best_index_, outcome.best_gram)]
+            self.__dict__.pop("loo_score_", None)  # of an earlier fit
+            if exact_loo and base._is_regressor:
+                top = self._average_or_mean(top, candidates, y, score_gram)
+                n_average = len(top)
             members, used, fitted = [], [], {}
-            for i, K in outcome.top if n_average > 1 else [(self.best_index_,
-                                                              outcome.best_gram)]:
+            for i, K in top:
                 i = redirect.get(i, i)  # a setting of same_as: the one it is
                 used.append(i)
                 if i in fitted:  # listed twice: one fitted member, evaluated once
@@ -617,6 +621,7 @@ class BaseKernelSearchCV(BaseEstimator):
                     continue
                 est = clone(base).set_params(**candidates[i])
                 if features is not None:
+                    est._fit_preparation(raw)
                     features.refit(est, K, y, i)
                 else:
                     est._fit_gram(est._prepare(raw), K, y)
@@ -629,12 +634,35 @@ class BaseKernelSearchCV(BaseEstimator):
                 features.transformers = []  # release the landmarks of the other settings
             if n_average > 1:
                 self.averaged_params_ = [candidates[i] for i in used]
-                self.best_estimator_ = AveragedClassifier(members).fit()
+                averaged = AveragedRegressor if base._is_regressor else AveragedClassifier
+                self.best_estimator_ = averaged(members).fit()
             else:
                 self.__dict__.pop("averaged_params_", None)  # of an earlier fit
                 self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
+
+    def _average_or_mean(self, top, candidates, y, scorer):
+        """Return the members a regression search refits: the average, or the mean.
+
+        The leave-one-out predictions of an average of regressors are the average of
+        theirs, so the average of the ``top`` members is scored exactly; where its
+        leave-one-out ``R^2`` is not above the mean's (the first ``alpha=inf``
+        candidate of the grid, if any), the mean is refitted instead. Sets
+        ``loo_score_``.
+        """
+        loo = np.mean([scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0]
+                       for i, K in top], axis=0)
+        self.loo_score_ = float(loo_r2(y, loo[None])[0])
+        mean = next((i for i, c in enumerate(candidates) if np.isinf(c.get("alpha", 0.0))),
+                    None)
+        if mean is None:
+            return top
+        score = float(self.cv_results_["mean_test_score"][mean])
+        if self.loo_score_ > score:
+            return top
+        self.loo_score_ = score
+        return [(mean, top[0][1])]  # any Gram of the right size: the mean does not read it
 
     # -- delegation to the refitted estimator ------------------------------------------
     def _check_refit(self):

@@ -19,7 +19,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["MISSING", "as_sequences", "check_same_channels", "interpolate_steps",
+__all__ = ["MISSING", "as_sequences", "channel_statistics", "check_same_channels",
+           "interpolate_steps", "standardize_channels",
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
            "quantile_series", "spectrum_series"]
@@ -313,8 +314,55 @@ def unit_norm(seqs):
     return out
 
 
-#: The per-series scalings of the estimators' ``normalize``.
-NORMALIZATIONS = ("norm", "rms")
+#: The scalings of the estimators' ``normalize``: per series (``"norm"``, ``"rms"``), or
+#: one affine map per channel for the whole data set (``"dataset"``).
+NORMALIZATIONS = ("norm", "rms", "dataset")
+
+
+def channel_statistics(seqs):
+    """Mean and standard deviation of each channel over every step of every series.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The (training) sequences.
+
+    Returns
+    -------
+    mean : ndarray of shape (m,)
+        Per channel, the mean of its values.
+    scale : ndarray of shape (m,)
+        Per channel, their standard deviation (1 for a constant channel, so that it
+        becomes zeros), computed after scaling by the channel's peak so that values
+        near the float limits neither under- nor overflow.
+    """
+    values = np.concatenate(seqs)
+    peak = np.max(np.abs(values), axis=0)
+    peak = np.where(peak > 0, peak, 1.0)
+    scaled = values / peak
+    mean = scaled.mean(axis=0)
+    std = np.sqrt(np.mean((scaled - mean) ** 2, axis=0))
+    constant = std <= 8 * np.finfo(np.float64).eps * np.abs(mean)
+    return mean * peak, np.where(constant | (std == 0), 1.0, std * peak)
+
+
+def standardize_channels(seqs, mean, scale):
+    """Subtract ``mean`` from and divide by ``scale`` each channel of every series.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The sequences.
+    mean, scale : ndarray of shape (m,)
+        Per channel, from :func:`channel_statistics` of the training sequences.
+
+    Returns
+    -------
+    standardized : list of ndarray of shape (T_i, m)
+        ``(s - mean) / scale`` per series: one affine map for the whole data set, so
+        that the level and the scale of each series relative to the others are kept.
+    """
+    return [(s - mean) / scale for s in seqs]
 
 
 def normalize_series(seqs, how):
@@ -324,18 +372,19 @@ def normalize_series(seqs, how):
     ----------
     seqs : list of ndarray of shape (T_i, m)
         The sequences.
-    how : bool or {"norm", "rms"}
+    how : bool or {"norm", "rms", "dataset"}
         ``True`` or ``"norm"``: unit Euclidean norm over all steps and channels;
         ``"rms"``: unit root-mean-square per step (the unit-norm series times
-        ``sqrt(T_i)``), so that each step is O(1) whatever the length; ``False``:
-        unchanged.
+        ``sqrt(T_i)``), so that each step is O(1) whatever the length; ``False`` and
+        ``"dataset"`` (a map fitted on the training set, applied by the estimators
+        with :func:`standardize_channels`): unchanged.
 
     Returns
     -------
     scaled : list of ndarray of shape (T_i, m)
         The scaled series (``seqs`` itself for ``False``).
     """
-    if how is False or how is None:
+    if how is False or how is None or how == "dataset":
         return seqs
     out = unit_norm(seqs)
     if how == "rms":
