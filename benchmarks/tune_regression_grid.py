@@ -63,8 +63,9 @@ HERE = Path(__file__).resolve().parent
 
 #: Candidate settings: a name of ``REGRESSION_SETTINGS`` and its size (``band_steps``: the
 #: band on series pooled to at most that many steps; ``bins`` / ``levels``: at most that
-#: many frequencies / quantile levels). The default's are ``band64``, ``spectrum64`` and
-#: ``quantiles32``; the others are the classifier's sizes.
+#: many frequencies / quantile levels; ``normalize`` / ``diff``: another scaling, or the
+#: first differences as extra channels). The default's are ``band64``, ``spectrum64`` and
+#: ``quantiles32``; the others are the classifier's sizes, or other scalings.
 CANDIDATES = {
     "last": ("last", {}),
     "band": ("band", {"band_steps": 128}),
@@ -75,6 +76,13 @@ CANDIDATES = {
     "spectrum64": ("spectrum", {"bins": 64}),
     "quantiles": ("quantiles", {"levels": 64}),
     "quantiles32": ("quantiles", {"levels": 32}),
+    # other scalings and inputs: per series (shape only), the series as given, and the
+    # first differences as extra channels
+    "band64_rms": ("band", {"band_steps": 64, "normalize": "rms"}),
+    "pool8_rms": ("pool8", {"normalize": "rms"}),
+    "band64_raw": ("band", {"band_steps": 64, "normalize": False}),
+    "pool4_raw": ("pool4", {"normalize": False}),
+    "band64_diff": ("band", {"band_steps": 64, "diff": True}),
 }
 
 #: Grids scored: tuples of candidate names, each with every ``k`` up to its size (at
@@ -91,6 +99,9 @@ GRIDS = [
     ("spectrum64", "band64", "pool8"),
     ("spectrum", "band64", "quantiles32"),
     ("band", "quantiles", "pool8"),
+    ("spectrum64", "band64", "quantiles32", "band64_rms", "pool8_rms"),
+    ("spectrum64", "band64", "quantiles32", "band64_raw", "pool4_raw"),
+    ("spectrum64", "band64_diff", "quantiles32"),
 ]
 
 
@@ -114,6 +125,9 @@ def _setting(key, lengths):
         params["spectrum"] = max(2, min(size["bins"], longest // 2 + 1))
     if "levels" in size:
         params["quantiles"] = max(2, min(size["levels"], longest))
+    for key in ("normalize", "diff"):
+        if key in size:
+            params[key] = size[key]
     return params
 
 
@@ -137,7 +151,7 @@ def grams(name, key, data, cache):
         params = _setting(key, [len(x) for x in xtr])
         kernel = {k: v for k, v in params.items()
                   if k not in ("normalize", "pool", "spectrum", "quantiles")}
-        stats = channel_statistics(xtr)
+        stats = channel_statistics(xtr)  # used by normalize="dataset" only
         t0 = time.perf_counter()
         ptr, pte = _prepare(params, xtr, stats), _prepare(params, xte, stats)
         Ktr = rntk_kernel(ptr, **kernel)

@@ -231,10 +231,24 @@ def test_gram_of_the_tuning_script_matches_the_estimator(rng):
     X, y = _data(rng, n=8, T=40)
     xs = rntk.model_selection.as_sequences(X)
     stats = channel_statistics(xs)
-    for key in ("spectrum64", "band64", "quantiles32", "pool8"):
+    for key in ("spectrum64", "band64", "quantiles32", "pool8", "band64_rms", "pool4_raw",
+                "band64_diff"):
         params = tune._setting(key, [len(x) for x in xs])
         est = RNTKRegressor(model="ridge", **params)
         kernel = {k: v for k, v in params.items()
                   if k not in ("normalize", "pool", "spectrum", "quantiles")}
         np.testing.assert_allclose(rntk_kernel(tune._prepare(params, xs, stats), **kernel),
                                    est._gram(est._prepare(xs)), rtol=1e-12)
+
+
+def test_the_targets_scale_and_offset_change_nothing(rng):
+    """The search is equivariant to an affine map of the targets: standardising them, or
+    measuring them in other units, selects the same model and maps the predictions."""
+    X, y = _data(rng, n=20, T=12)
+    one = RNTKRegressorCV().fit(X, y)
+    two = RNTKRegressorCV().fit(X, 1e4 * y - 3e5)
+    assert two.averaged_params_ == one.averaged_params_
+    np.testing.assert_allclose(two.cv_results_["mean_test_score"],
+                               one.cv_results_["mean_test_score"], rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(two.predict(X[:5]), 1e4 * one.predict(X[:5]) - 3e5,
+                               rtol=1e-8)
