@@ -340,6 +340,8 @@ def _expected_failed_checks(estimator):
 
 @parametrize_with_checks(
     [RNTKClassifier(), RNTKClassifier(model="ridge"), RNTKRegressor(),
+     RNTKRegressor(model="ridge", normalize="dataset"),
+     RNTKRegressorCV({"normalize": ["dataset"], "alpha": [0.1, np.inf]}, n_average=2),
      RNTKClassifierCV({"sigma_b": [0.0, 0.5], "C": [1.0, 10.0]}, protocol="paper", cv=3),
      RNTKClassifierCV({"sigma_b": [0.0, 0.5], "alpha": [1e-3, 1.0]}),
      RNTKRegressorCV({"sigma_b": [0.0, 0.5], "alpha": [0.1, 1.0]}, cv=3),

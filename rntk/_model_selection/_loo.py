@@ -51,7 +51,7 @@ class _Complement:
 
     def __init__(self, n):
         if n < 2:
-            raise ValueError("fit_intercept=True needs at least 2 samples")
+            raise ValueError(f"fit_intercept=True needs at least 2 samples, got n_samples = {n}")
         self.u = np.full(n, -1.0 / np.sqrt(n))
         self.u[0] += 1.0
         self.beta = 2.0 / (self.u @ self.u)

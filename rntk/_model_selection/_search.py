@@ -518,6 +518,9 @@ class BaseKernelSearchCV(BaseEstimator):
         grid = self._default_grid(raw) if self.param_grid is None else self.param_grid
         candidates = self._candidates(base, grid)
         exact_loo = self.protocol == "loo" and self.cv is None
+        if exact_loo and len(raw) < 2:
+            raise ValueError("the exact leave-one-out needs at least 2 samples, got "
+                             f"n_samples = {len(raw)}")
         score_gram = fold_score = None
         # many series: Nystroem features instead of Grams (None: the exact Grams)
         features = feature_path(self, base, len(raw)) if exact_loo else None
