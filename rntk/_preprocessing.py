@@ -10,13 +10,13 @@ from sklearn.utils._param_validation import StrOptions
 
 from ._utils import (
     DOC,
-    MISSING,
     as_sequences,
     fill_doc,
     unit_norm,
     validate_fit_series,
     validate_predict_data,
 )
+from ._utils._preparations import MISSING_CONSTRAINT, check_preparation
 from ._utils._sequences import peak_scaled, quantile_series, spectrum_series
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings
 
@@ -210,19 +210,12 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
     array([[0. , 0. , 0.5, 0. , 0. ],
            [0. , 0. , 0.5, 0. , 0. ]])
     """
-    _check_grid_size(n_bins, "n_bins")
+    n_bins = check_preparation("spectrum", n_bins, "n_bins")
     X, seqs = _read_series(X)
     out = np.stack(spectrum_series(seqs, int(n_bins)))
     flat = (np.ndim(X) == 2 if not isinstance(X, (list, tuple))
             else all(np.ndim(x) == 1 for x in X))
     return out[:, :, 0] if flat else out
-
-
-def _check_grid_size(n, name):
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{name} must be an int, got {type(n).__name__}")
-    if n < 2:
-        raise ValueError(f"{name} must be at least 2, got {n}")
 
 
 def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
@@ -274,7 +267,7 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     >>> bool(np.allclose(q[0, :, 1], q[1, :, 1]))  # but other steps
     False
     """
-    _check_grid_size(n_levels, "n_levels")
+    n_levels = check_preparation("quantiles", n_levels, "n_levels")
     _, seqs = _read_series(X)
     return np.stack(quantile_series(seqs, int(n_levels)))
 
@@ -327,7 +320,7 @@ class SeriesScaler(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {"method": [StrOptions({"zscore", "unit"})],
-                              "missing": [StrOptions(set(MISSING))]}
+                              "missing": MISSING_CONSTRAINT}
 
     def __init__(self, method="zscore", *, missing="raise"):
         self.method = method

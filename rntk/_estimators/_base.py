@@ -9,14 +9,8 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
-from .._utils import DOC, fill_doc, normalize_series, validate_fit_data, validate_predict_data
-from .._utils._sequences import (
-    channel_statistics,
-    pool_series,
-    quantile_series,
-    spectrum_series,
-    standardize_channels,
-)
+from .._utils import DOC, fill_doc, validate_fit_data, validate_predict_data
+from .._utils._preparations import PREPARATION_NAMES, fit_preparations, prepare_series
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -51,35 +45,24 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return self._prepare(validate_predict_data(self, X), fitted=True)
 
     def _fit_preparation(self, xs):
-        """Fit what the preparation learns from the training series (``_prepare``)."""
-        if getattr(self, "normalize", False) == "dataset":
-            self.channel_mean_, self.channel_scale_ = channel_statistics(xs)
+        """Fit what the preparations learn from the training series (``_prepare``)."""
+        for name, value in fit_preparations(xs, self._preparation_values()).items():
+            setattr(self, name, value)
+
+    def _preparation_values(self):
+        return {name: getattr(self, name) for name in PREPARATION_NAMES if hasattr(self, name)}
 
     def _prepare(self, xs, fitted=False):
-        """Return the series as the kernel reads them.
+        """Return the series as the kernel reads them (:data:`PREPARATIONS`, in order).
 
-        The data set's channel map, spectra or quantiles, the per-series scale
-        (``normalize``), then block means. ``normalize="dataset"`` standardises each
-        channel with the statistics of the training series: computed and stored here
-        (``channel_mean_``, ``channel_scale_``) unless ``fitted``, when the stored
-        ones are applied.
+        What a preparation learns from the training series (``normalize="dataset"``:
+        ``channel_mean_``, ``channel_scale_``) is fitted and stored here unless
+        ``fitted``, when the stored values are applied.
         """
-        if getattr(self, "normalize", False) == "dataset":
-            if not fitted:
-                self._fit_preparation(xs)
-            xs = standardize_channels(xs, self.channel_mean_, self.channel_scale_)
-        bins = getattr(self, "spectrum", None)
-        levels = getattr(self, "quantiles", None)
-        if bins is not None and levels is not None:
-            raise ValueError("spectrum and quantiles replace the series by two different "
-                             f"representations: give one of them, got spectrum={bins!r} "
-                             f"and quantiles={levels!r}")
-        if bins is not None:
-            xs = spectrum_series(xs, bins)
-        if levels is not None:
-            xs = quantile_series(xs, levels)
-        xs = normalize_series(xs, getattr(self, "normalize", False))
-        return pool_series(xs, getattr(self, "pool", 1))
+        if not fitted:
+            self._fit_preparation(xs)
+        state = {name: value for name, value in vars(self).items() if name.endswith("_")}
+        return prepare_series(xs, self._preparation_values(), state)
 
     # -- fitting and prediction ------------------------------------------------------
     def _fit_gram(self, xs, K, y, sample_weight=None):

@@ -16,6 +16,7 @@ from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._utils import DOC, check_int, fill_doc, store_init_params
+from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._rntk import RNTKClassifier, RNTKRegressor
 
@@ -51,8 +52,7 @@ def _n_average(search, default):
 
 def _check_no_representation(search):
     """Refuse ``spectrum`` / ``quantiles`` on a search of a default grid that has its own."""
-    given = {k: getattr(search, k) for k in ("spectrum", "quantiles")
-             if getattr(search, k) is not None}
+    given = {k: getattr(search, k) for k in REPRESENTATIONS if getattr(search, k) is not None}
     if given:
         said = ", ".join(f"{k}={v!r}" for k, v in given.items())
         raise ValueError(
@@ -273,7 +273,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKClassifier
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum", "quantiles")
+    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -443,7 +443,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKRegressor
-    _kernel_keys = RNTK_PARAM_NAMES + ("normalize", "pool", "spectrum", "quantiles")
+    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],

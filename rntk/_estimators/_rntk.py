@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
 from .._kernels._params import RNTK_DEFAULTS as _D
 from .._utils import DOC, fill_doc, store_init_params
-from .._utils._sequences import MISSING, NORMALIZATIONS
+from .._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, preparation_doc
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 
@@ -27,17 +27,14 @@ __all__ = ["RNTKClassifier", "RNTKRegressor"]
 
 _CONSTRAINTS = {
     **RNTK_CONSTRAINTS,
-    "normalize": ["boolean", StrOptions(set(NORMALIZATIONS))],
-    "pool": [Interval(numbers.Integral, 1, None, closed="left")],
-    "spectrum": [Interval(numbers.Integral, 2, None, closed="left"), None],
-    "quantiles": [Interval(numbers.Integral, 2, None, closed="left"), None],
-    "missing": [StrOptions(set(MISSING))],
+    **PREPARATION_CONSTRAINTS,
+    "missing": MISSING_CONSTRAINT,
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
 }
 
 
-@fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC, preparations=preparation_doc(), **DOC)
 class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstimator):
     """Support vector (or kernel ridge) classifier on the Recurrent Neural Tangent Kernel.
 
@@ -60,18 +57,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     alpha : float, default=1e-3
         Ridge of ``model="ridge"``, > 0, relative to the Gram's scale: the solve uses
         ``alpha * trace(K) / n``.
-    normalize : bool or {"norm", "rms", "dataset"}, default=True
-        Scale the series before the kernel. ``True`` or ``"norm"``: each to unit
-        Euclidean norm (over all its steps and channels), as the paper does;
-        ``"rms"``: each to unit root-mean-square per step (the unit-norm series
-        times ``sqrt(T_i)``: each step O(1) whatever the length, the scale of the
-        mean-readout settings of the default grid); ``"dataset"``: each channel
-        standardised with the statistics of its values over the training series (one
-        affine map for all series, stored as ``channel_mean_`` and
-        ``channel_scale_``).
-    {spectrum}
-    {quantiles}
-    {pool}
+    {preparations}
     {missing}
     {n_jobs_device}
 
@@ -183,7 +169,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
 
 
-@fill_doc(kernel_doc=RNTK_PARAMS_DOC, **DOC)
+@fill_doc(kernel_doc=RNTK_PARAMS_DOC, preparations=preparation_doc(normalize=False), **DOC)
 class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                     PrecomputedSequenceEstimator):
     """Kernel ridge regression on the Recurrent Neural Tangent Kernel.
@@ -207,18 +193,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     alpha : float, default=1.0
         Ridge regularisation: ``>= 0`` with ``"kernel_ridge"``; relative, ``> 0`` or
         ``inf``, with ``"ridge"``.
-    normalize : bool or {"norm", "rms", "dataset"}, default=False
-        Scale the series before the kernel: ``True`` or ``"norm"`` each to unit
-        Euclidean norm; ``"rms"`` each to unit root-mean-square per step (the
-        unit-norm series times ``sqrt(T_i)``); ``"dataset"``: each channel
-        standardised with the mean and standard deviation of its values over the
-        training series (one affine map for all series: the level and scale of each
-        series relative to the others are kept, and channels of different units are
-        made comparable). Off by default for regression, where the amplitude usually
-        matters.
-    {spectrum}
-    {quantiles}
-    {pool}
+    {preparations}
     {missing}
     {n_jobs_device}
 

@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels import scaled_conv_kernel
 from .._utils import DOC, fill_doc
-from .._utils._sequences import MISSING
+from .._utils._preparations import MISSING_CONSTRAINT
 from ._base import PrecomputedSequenceEstimator
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -119,7 +119,7 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         "nu_c": [Interval(Real, 0, None, closed="left")],
         "rho": ["array-like", None],
         "output": [StrOptions({"last", "sequence"})],
-        "missing": [StrOptions(set(MISSING))],
+        "missing": MISSING_CONSTRAINT,
         "n_jobs": [Integral, None],
     }
 

@@ -31,6 +31,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
+from .._utils._preparations import PREPARATION_NAMES
 from . import _grids
 from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._features import feature_path
@@ -377,18 +378,16 @@ _CUDA_BATCH = 64
 
 
 def _series_prep(est):
-    return (getattr(est, "spectrum", None), getattr(est, "quantiles", None),
-            getattr(est, "normalize", False), getattr(est, "pool", 1))
+    return tuple(getattr(est, name, None) for name in PREPARATION_NAMES)
 
 
 def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
-    The groups that share the series' preparation (``spectrum``, ``quantiles``,
-    ``normalize``, ``pool``) are
-    computed together, up to ``_CUDA_BATCH`` settings per launch; a batch that overflows
-    is recomputed one setting at a time, so that only the overflowing settings give
-    ``None``.
+    The groups that share the series' preparation (the parameters of
+    :data:`rntk._utils._preparations.PREPARATIONS`) are computed together, up to
+    ``_CUDA_BATCH`` settings per launch; a batch that overflows is recomputed one setting
+    at a time, so that only the overflowing settings give ``None``.
     """
     from .._kernels._cuda import rntk_kernel_cuda_batched
 

@@ -2,8 +2,10 @@
 
 from ._docs import DOC, fill_doc
 from ._sequences import (
+    LOAD_MISSING,
     MISSING,
     as_sequences,
+    check_missing,
     check_same_channels,
     flatten_padded,
     interpolate_steps,
@@ -35,7 +37,8 @@ from ._validation import (
     validate_predict_data,
 )
 
-__all__ = ["DOC", "INTERLEAVE", "JIT_OPTIONS", "MISSING", "KernelOverflowError", "as_sequences",
+__all__ = ["DOC", "INTERLEAVE", "JIT_OPTIONS", "LOAD_MISSING", "MISSING", "check_missing",
+           "KernelOverflowError", "as_sequences",
            "blas_threads",
            "check_finite_kernel", "check_int", "check_memory", "check_n_jobs", "check_nonnegative",
            "check_same_channels", "compile_notice", "fill_doc", "finite_square", "flatten_padded",

@@ -38,31 +38,6 @@ DOC = {
         "    Sequences, in any layout accepted by :func:`rntk.rntk_kernel`.\n"
         "Y : same layout as X, default=None\n"
         "    Second set; ``None`` computes the symmetric ``K(X, X)``."),
-    "spectrum": (
-        "spectrum : int, default=None\n"
-        "    Before the scaling, replace each series by its amplitude spectrum on\n"
-        "    ``spectrum`` frequencies evenly spaced from 0 to 1/2 cycle per step\n"
-        "    (:func:`rntk.amplitude_spectrum`; ``None``: the series itself). The network\n"
-        "    then reads the spectrum from the lowest frequency to the highest, so that\n"
-        "    the kernel compares the frequency content of series whatever the phase;\n"
-        "    series of any length give the same number of steps."),
-    "quantiles": (
-        "quantiles : int, default=None\n"
-        "    Before the scaling, replace each series by the quantile functions of its\n"
-        "    values and of its steps (first differences), read at ``quantiles`` levels\n"
-        "    ``(k + 1/2) / quantiles``, each channel scaled to unit root-mean-square\n"
-        "    (:func:`rntk.value_quantiles`; ``None``: the series itself; not with\n"
-        "    ``spectrum``). The network then reads each distribution from its lowest\n"
-        "    value to its highest, so that the kernel compares the distributions of\n"
-        "    values and of steps whatever their order in time; series of any length\n"
-        "    give the same number of steps."),
-    "pool": (
-        "pool : int, default=1\n"
-        "    After the scaling, average each series over blocks of ``pool`` steps\n"
-        "    (counted from its end; a first, shorter block averages the remaining\n"
-        "    steps): the network reads a series ``pool`` times shorter, at a coarser time\n"
-        "    scale, and a mean-readout Gram costs about ``pool**2`` times less. Strides\n"
-        "    and bands count pooled steps."),
     "missing": (
         'missing : {"raise", "interpolate"}, default="raise"\n'
         "    Missing values: NaN inside a series (before its last value; trailing NaN\n"

@@ -19,7 +19,8 @@ import warnings
 
 import numpy as np
 
-__all__ = ["MISSING", "as_sequences", "channel_statistics", "check_same_channels",
+__all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_statistics",
+           "check_same_channels",
            "interpolate_steps", "standardize_channels",
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
@@ -48,6 +49,20 @@ def _as_float_array(a, name):
 
 #: The ways to treat missing values inside a series (the estimators' ``missing``).
 MISSING = ("raise", "interpolate")
+#: The loaders' ``missing``: the estimators' ways, or the NaN kept for an estimator.
+LOAD_MISSING = ("raise", "keep", "interpolate")
+
+
+def check_missing(missing, choices=MISSING):
+    """Validate a ``missing`` option against ``choices``; return it.
+
+    ``choices`` is :data:`MISSING` (the estimators') or :data:`LOAD_MISSING` (the
+    loaders').
+    """
+    if not isinstance(missing, str) or missing not in choices:
+        raise ValueError(f"missing must be one of {', '.join(map(repr, choices))}; "
+                         f"got {missing!r}")
+    return missing
 
 
 def interpolate_steps(s):
@@ -216,8 +231,7 @@ def as_sequences(X, name="X", missing="raise"):
             )
         if len(raw) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
-    if missing not in MISSING:
-        raise ValueError(f"missing must be one of {MISSING}; got {missing!r}")
+    check_missing(missing)
     seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
     check_same_channels(seqs, name=name)
     return seqs

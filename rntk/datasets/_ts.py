@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._utils import LOAD_MISSING, check_missing
 from ._base import _check_padded, _parse_labels, _text_lines, _to_layout
 
 __all__ = ["load_ts"]
@@ -179,8 +180,7 @@ def load_ts(path, missing="raise"):
     >>> [x.shape for x in X], y.tolist()
     ([(3, 2), (2, 2)], ['a', 'b'])
     """
-    if missing not in ("raise", "keep", "interpolate"):
-        raise ValueError(f"missing must be 'raise', 'keep' or 'interpolate'; got {missing!r}")
+    check_missing(missing, LOAD_MISSING)
     X, y = _read_ts_padded(path)
     lengths = _check_padded(X, Path(path), missing)
     variable = len(np.unique(lengths)) > 1

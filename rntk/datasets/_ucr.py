@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._utils import LOAD_MISSING, check_missing
 from ._base import (
     _DATA_DIR,
     _SPLITS,
@@ -191,8 +192,7 @@ def load_ucr(name, split=None, data_home=None, download=True, missing="raise"):
     """
     if split is not None and split not in _SPLITS:
         raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
-    if missing not in ("raise", "keep", "interpolate"):
-        raise ValueError(f"missing must be 'raise', 'keep' or 'interpolate'; got {missing!r}")
+    check_missing(missing, LOAD_MISSING)
     out = _load_source(_resolve(name, data_home, download=download), name, missing)
     if split is not None:
         return out[split]

@@ -1,0 +1,251 @@
+"""The series preparations of the estimators, stated once: the counterpart of ``RNTK_PARAMS``.
+
+A *preparation* is an estimator parameter that changes the series the kernel reads
+(``normalize``, ``spectrum``, ``quantiles``, ``pool``), not the kernel. Each row of
+:data:`PREPARATIONS` gives its name, default, scikit-learn constraint, docstring entry,
+exclusion group (preparations of one group replace the series by different
+representations: at most one of them is set), what it learns from the training series
+(``fit``) and how it transforms series at each stage of the preparation. From the table
+come the estimators' constraints and documentation, their ``_prepare`` (a loop over the
+stages and the rows), the parameters a search treats as changing the Gram, and the
+validation of the public transforms.
+
+A new representation is a row here and its transform (in :mod:`._sequences`): the
+estimators, the searches and the grids then take it as a parameter that changes the Gram.
+"""
+
+import numbers
+from typing import Callable, NamedTuple
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._sequences import (
+    MISSING,
+    NORMALIZATIONS,
+    channel_statistics,
+    normalize_series,
+    pool_series,
+    quantile_series,
+    spectrum_series,
+    standardize_channels,
+)
+
+__all__ = ["MISSING_CONSTRAINT", "PREPARATIONS", "PREPARATION_CONSTRAINTS",
+           "PREPARATION_DEFAULTS", "PREPARATION_NAMES", "REPRESENTATIONS", "STAGES",
+           "Preparation",
+           "check_preparation", "fit_preparations", "preparation_doc", "prepare_series"]
+
+#: The stages of the preparation, in order: the data set's input map, the representation
+#: that replaces each series, the per-series scale, the block means.
+STAGES = ("input", "representation", "scale", "pool")
+
+#: The constraint of every ``missing`` parameter of the estimators and transformers.
+MISSING_CONSTRAINT = [StrOptions(set(MISSING))]
+
+
+class Preparation(NamedTuple):
+    """One series preparation of the estimators (one row of :data:`PREPARATIONS`)."""
+
+    name: str
+    default: object
+    constraint: list
+    doc: str  # numpydoc entry; ``{default}`` stands for the estimator's default
+    steps: dict  # {stage: step(seqs, value, state) -> seqs}, run unless the value is off
+    group: str = None  # at most one preparation of a group is set
+    fit: Callable = None  # fit(seqs, value) -> {attribute: value} learnt from training
+
+    def off(self, value):
+        """Whether ``value`` leaves the series unchanged (the preparation is not set)."""
+        if value is None or (isinstance(value, (bool, np.bool_)) and not value):
+            return True
+        return self.name == "pool" and value == 1
+
+
+def _dataset_map(seqs, value, state):
+    if value != "dataset":
+        return seqs
+    return standardize_channels(seqs, state["channel_mean_"], state["channel_scale_"])
+
+
+def _per_series_scale(seqs, value, state):
+    return seqs if value == "dataset" else normalize_series(seqs, value)
+
+
+def _fit_dataset_map(seqs, value):
+    if value != "dataset":
+        return {}
+    mean, scale = channel_statistics(seqs)
+    return {"channel_mean_": mean, "channel_scale_": scale}
+
+
+PREPARATIONS = (
+    Preparation(
+        "normalize", True, ["boolean", StrOptions(set(NORMALIZATIONS))],
+        'normalize : bool or {{"norm", "rms", "dataset"}}, default={default}\n'
+        "    Scale the series before the kernel. ``True`` or ``\"norm\"``: each to unit\n"
+        "    Euclidean norm (over all its steps and channels), as the RNTK paper does;\n"
+        "    ``\"rms\"``: each to unit root-mean-square per step (the unit-norm series\n"
+        "    times ``sqrt(T_i)``: each step O(1) whatever the length); ``\"dataset\"``:\n"
+        "    each channel standardised with the mean and standard deviation of its values\n"
+        "    over the training series (one affine map for all series, stored as\n"
+        "    ``channel_mean_`` and ``channel_scale_``, applied before ``spectrum`` or\n"
+        "    ``quantiles``: the level and scale of each series relative to the others are\n"
+        "    kept, and channels of different units weigh alike); ``False``: as given.",
+        {"input": _dataset_map, "scale": _per_series_scale}, fit=_fit_dataset_map),
+    Preparation(
+        "spectrum", None, [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "spectrum : int, default=None\n"
+        "    Before the per-series scaling, replace each series by its amplitude spectrum\n"
+        "    on ``spectrum`` frequencies evenly spaced from 0 to 1/2 cycle per step\n"
+        "    (:func:`rntk.amplitude_spectrum`; ``None``: the series itself). The network\n"
+        "    then reads the spectrum from the lowest frequency to the highest, so that\n"
+        "    the kernel compares the frequency content of series whatever the phase;\n"
+        "    series of any length give the same number of steps.",
+        {"representation": lambda seqs, value, state: spectrum_series(seqs, value)},
+        group="representation"),
+    Preparation(
+        "quantiles", None, [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "quantiles : int, default=None\n"
+        "    Before the per-series scaling, replace each series by the quantile functions\n"
+        "    of its values and of its steps (first differences), read at ``quantiles``\n"
+        "    levels ``(k + 1/2) / quantiles``, each channel scaled to unit\n"
+        "    root-mean-square (:func:`rntk.value_quantiles`; ``None``: the series itself;\n"
+        "    not with ``spectrum``). The network then reads each distribution from its\n"
+        "    lowest value to its highest, so that the kernel compares the distributions\n"
+        "    of values and of steps whatever their order in time; series of any length\n"
+        "    give the same number of steps.",
+        {"representation": lambda seqs, value, state: quantile_series(seqs, value)},
+        group="representation"),
+    Preparation(
+        "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
+        "pool : int, default=1\n"
+        "    After the scaling, average each series over blocks of ``pool`` steps\n"
+        "    (counted from its end; a first, shorter block averages the remaining\n"
+        "    steps): the network reads a series ``pool`` times shorter, at a coarser time\n"
+        "    scale, and a mean-readout Gram costs about ``pool**2`` times less. Strides\n"
+        "    and bands count pooled steps.",
+        {"pool": lambda seqs, value, state: pool_series(seqs, value)}),
+)
+
+PREPARATION_NAMES = tuple(p.name for p in PREPARATIONS)
+PREPARATION_DEFAULTS = {p.name: p.default for p in PREPARATIONS}
+PREPARATION_CONSTRAINTS = {p.name: p.constraint for p in PREPARATIONS}
+#: The preparations that replace each series by another representation (at most one).
+REPRESENTATIONS = tuple(p.name for p in PREPARATIONS if p.group == "representation")
+_BY_NAME = {p.name: p for p in PREPARATIONS}
+
+
+def preparation_doc(**defaults):
+    """Return the numpydoc entries of the preparations, with an estimator's defaults.
+
+    Parameters
+    ----------
+    **defaults
+        Defaults that differ from the table's, by name.
+
+    Returns
+    -------
+    doc : str
+        The entries, in the table's order.
+    """
+    return "\n".join(p.doc.format(default=repr(defaults.get(p.name, p.default)))
+                     for p in PREPARATIONS)
+
+
+def check_preparation(name, value, caller=None):
+    """Validate the size of an integer preparation with the table's constraint.
+
+    Parameters
+    ----------
+    name : str
+        The preparation (``spectrum``, ``quantiles``, ``pool``).
+    value : object
+        Its value.
+    caller : str, default=None
+        The name the value goes by where it was given (``n_bins`` of
+        :func:`rntk.amplitude_spectrum`, say); ``None``: ``name``.
+
+    Returns
+    -------
+    value : int
+        The value.
+
+    Raises
+    ------
+    TypeError
+        If the value is not an integer (a bool is not).
+    ValueError
+        If it is below the constraint's lower bound.
+    """
+    label = caller or name
+    bound = next(c for c in _BY_NAME[name].constraint if isinstance(c, Interval))
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{label} must be an int, got {type(value).__name__}")
+    if value < bound.left:
+        raise ValueError(f"{label} must be at least {bound.left}, got {value}")
+    return int(value)
+
+
+def _check_groups(values):
+    """Refuse two set preparations of one exclusion group."""
+    groups = {}
+    for p in PREPARATIONS:
+        if p.group is not None and not p.off(values.get(p.name)):
+            groups.setdefault(p.group, []).append(p.name)
+    for group, names in groups.items():
+        if len(names) > 1:
+            said = " and ".join(f"{n}={values[n]!r}" for n in names)
+            raise ValueError(f"{' and '.join(names)} replace the series by two different "
+                             f"representations: give one of them, got {said}")
+
+
+def fit_preparations(seqs, values):
+    """Return what the preparations ``values`` learn from the training series ``seqs``.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The training series, as given.
+    values : dict
+        Preparation values by name (a missing one is not applied: an estimator
+        without that parameter).
+
+    Returns
+    -------
+    state : dict
+        Fitted attributes by name (``channel_mean_``, ``channel_scale_`` for
+        ``normalize="dataset"``); empty when nothing is learnt.
+    """
+    state = {}
+    for p in PREPARATIONS:
+        value = values.get(p.name)
+        if p.fit is not None and not p.off(value):
+            state.update(p.fit(seqs, value))
+    return state
+
+
+def prepare_series(seqs, values, state):
+    """Return the series as the kernel reads them, the preparations applied in order.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The series, as given.
+    values : dict
+        Preparation values by name (a missing one is not applied).
+    state : dict
+        What :func:`fit_preparations` learnt from the training series.
+
+    Returns
+    -------
+    prepared : list of ndarray
+        The series after every stage of :data:`STAGES`.
+    """
+    _check_groups(values)
+    for stage in STAGES:
+        for p in PREPARATIONS:
+            value = values.get(p.name)
+            if stage in p.steps and not p.off(value):
+                seqs = p.steps[stage](seqs, value, state)
+    return seqs
