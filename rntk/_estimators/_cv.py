@@ -11,12 +11,12 @@ from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval
 
-from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
-from .._utils import DOC, check_int, fill_doc, store_init_params
-from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS
+from .._utils import DOC, check_int, fill_doc
+from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS, preparation_doc
+from .._utils._validation import derived_init
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._rntk import RNTKClassifier, RNTKRegressor
 
@@ -32,6 +32,12 @@ def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
     """Accuracy of the kernel ridge classifier on one fold."""
     clf = KernelRidgeClassifier(alpha=params["alpha"]).fit(K_train, y_train)
     return float(np.mean(clf.predict(K_test) == y_test))
+
+
+#: The searches' own parameters, around those of their estimator (``derived_init``).
+_SEARCH_HEAD = {"protocol": "loo", "cv": None, "scoring": None}
+_SEARCH_TAIL = {"n_average": None, "refit": True, "verbose": 0, "error_score": np.nan,
+                "large_n": "auto", "n_components": 500}
 
 
 def _ridge_fold_r2(K_train, y_train, K_test, y_test, params):
@@ -67,7 +73,9 @@ def _check_no_representation(search):
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
     Grid of parameters of the underlying estimator, as in
     :class:`~sklearn.model_selection.GridSearchCV`. Parameters not in it take
-    this object's values. ``None`` is the protocol's grid: {default}.
+    this object's values (those below; ``spectrum`` and ``quantiles`` only with a
+    ``param_grid``: the default grid has settings of its own for them, and refuses
+    them). ``None`` is the protocol's grid: {default}.
 protocol : {{"loo", "paper"}}, default="loo"
     ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
     (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
@@ -187,7 +195,8 @@ self : {estimator}CV
     paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
     fit_params=_FIT_PARAMS.format(estimator="RNTKClassifier", y="(n_samples,)\n    Class labels."),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", role="classifier",
-                                  missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED))
+                                  missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED),
+    preparations=preparation_doc())
 class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
@@ -215,20 +224,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         Class weights of the SVC (``protocol="paper"``).
     alpha : float, default=1e-3
         Relative ridge used when ``alpha`` is not in the grid (``protocol="loo"``).
-    normalize : bool or {"norm", "rms"}, default=True
-        Scale of each series, as in :class:`RNTKClassifier`, when ``normalize`` is
-        not in the grid.
-    pool : int, default=1
-        Steps averaged into one, as in :class:`RNTKClassifier`, when ``pool`` is not
-        in the grid.
-    spectrum : int, default=None
-        Frequencies of the amplitude spectra read instead of the series, as in
-        :class:`RNTKClassifier`, when ``spectrum`` is not in the grid. Only with a
-        ``param_grid``: the default grid has its own spectral setting (refused there).
-    quantiles : int, default=None
-        Levels of the quantile functions read instead of the series, as in
-        :class:`RNTKClassifier`, when ``quantiles`` is not in the grid. Only with a
-        ``param_grid``: the default grid has its own quantile setting (refused there).
+    {preparations}
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
@@ -280,17 +276,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         **LARGE_N_CONSTRAINTS,
     }
 
-    def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
-                 n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
-                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"],
-                 C=1.0, class_weight=None, alpha=1e-3, normalize=True, pool=1, spectrum=None,
-                 quantiles=None, n_average=None,
-                 missing="raise", refit=True, n_jobs=None, device="cpu", verbose=0,
-                 error_score=np.nan, large_n="auto", n_components=500):
-        store_init_params(self, locals())
+    __init__ = derived_init(RNTKClassifier, ("param_grid", None), _SEARCH_HEAD,
+                            _SEARCH_TAIL, exclude=("model",))
 
     def _n_average(self):
         return _n_average(self, _grids.DEFAULT_N_AVERAGE)
@@ -378,7 +365,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                                   y="(n_samples,) or (n_samples, n_targets)\n    Targets."),
     tail=_SEARCH_DOC_TAIL.format(
         estimator="RNTKRegressor", role="regressor", missing=DOC["missing"],
-        refitted=_REGRESSOR_REFITTED))
+        refitted=_REGRESSOR_REFITTED),
+    preparations=preparation_doc(normalize=False))
 class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
@@ -399,19 +387,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     alpha : float, default=1.0
         Ridge used when ``alpha`` is not in the grid (relative with ``protocol="loo"``,
         absolute with ``protocol="paper"``).
-    normalize : bool or {"norm", "rms", "dataset"}, default=False
-        Scale of the series, as in :class:`RNTKRegressor`, when ``normalize`` is not
-        in the grid.
-    pool : int, default=1
-        Steps averaged into one, as in :class:`RNTKRegressor`, when ``pool`` is not in
-        the grid.
-    spectrum : int, default=None
-        Frequencies of the amplitude spectra read instead of the series, as in
-        :class:`RNTKRegressor`, when ``spectrum`` is not in the grid.
-    quantiles : int, default=None
-        Levels of the quantile functions read instead of the series, as in
-        :class:`RNTKRegressor`, when ``quantiles`` is not in the grid. Only with a
-        ``param_grid``: the default grid has its own quantile setting (refused there).
+    {preparations}
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the predictions of the
         best candidates of this many kernel settings (each setting's best ridge, ranked
@@ -450,16 +426,8 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         **LARGE_N_CONSTRAINTS,
     }
 
-    def __init__(self, param_grid=None, *, protocol="loo", cv=None, scoring=None,
-                 n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
-                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"],
-                 alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
-                 n_average=None, missing="raise", refit=True, n_jobs=None, device="cpu",
-                 verbose=0, error_score=np.nan, large_n="auto", n_components=500):
-        store_init_params(self, locals())
+    __init__ = derived_init(RNTKRegressor, ("param_grid", None), _SEARCH_HEAD,
+                            _SEARCH_TAIL, exclude=("model",))
 
     _paper_cv = 5
 

@@ -4,6 +4,7 @@ Shared by the kernels, the scikit-learn estimators and the finite-width models o
 :mod:`rntk.nn`: one message for one mistake, wherever it is made.
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -300,6 +301,50 @@ def store_init_params(est, params):
     for name, value in params.items():
         if name not in ("self", "__class__"):
             setattr(est, name, value)
+
+
+def derived_init(estimator_class, first, before, after, exclude=()):
+    """Return an ``__init__`` with an estimator's parameters and some of its own around.
+
+    For estimators that wrap another (a search over it): their signature lists the
+    wrapped estimator's parameters, so that scikit-learn's ``get_params``, ``set_params``
+    and ``clone`` see every one, without retyping them. The ``__init__`` records its
+    arguments, as :func:`store_init_params` does.
+
+    Parameters
+    ----------
+    estimator_class : type
+        The wrapped estimator.
+    first : tuple of (str, object)
+        The one positional-or-keyword parameter and its default.
+    before, after : dict
+        Keyword-only parameters (name: default) before and after the estimator's.
+    exclude : tuple of str, default=()
+        Parameters of the estimator left out (those the wrapper chooses itself).
+
+    Returns
+    -------
+    __init__ : function
+        With ``__signature__`` set: ``(self, first=..., *, before..., estimator's...,
+        after...)``.
+    """
+    P = inspect.Parameter
+    own = [p for p in inspect.signature(estimator_class.__init__).parameters.values()
+           if p.name != "self" and p.name not in exclude]
+    params = [P("self", P.POSITIONAL_OR_KEYWORD), P(first[0], P.POSITIONAL_OR_KEYWORD,
+                                                     default=first[1])]
+    params += [P(k, P.KEYWORD_ONLY, default=v) for k, v in before.items()]
+    params += [p.replace(kind=P.KEYWORD_ONLY) for p in own]
+    params += [P(k, P.KEYWORD_ONLY, default=v) for k, v in after.items()]
+    signature = inspect.Signature(params)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        store_init_params(self, bound.arguments)
+
+    __init__.__signature__ = signature
+    return __init__
 
 
 class KernelOverflowError(ValueError, OverflowError):
