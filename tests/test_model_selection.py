@@ -13,6 +13,7 @@ from rntk._model_selection import (
     DEFAULT_N_AVERAGE,
     DEFAULT_PRIOR,
     DEFAULT_SAME,
+    DEFAULT_SETTINGS,
     LEVEL_POOL,
     MEAN_POOL,
     AveragedClassifier,
@@ -180,8 +181,10 @@ def test_one_series_per_class_takes_the_priors_then_the_lower_loo_error(rng):
     assert np.all(search.cv_results_["mean_test_score"] == 0)
     # the prior pair: the banded level-and-scale and the spectral settings, ridge 1e-1
     grid = default_grid([len(x) for x in X])
+    names = list(DEFAULT_SETTINGS)
     for (setting, alpha), p in zip(DEFAULT_PRIOR, search.averaged_params_):
-        assert p == {**{k: v[0] for k, v in grid[setting].items()}, "alpha": alpha}
+        assert p == {**{k: v[0] for k, v in grid[names.index(setting)].items()},
+                     "alpha": alpha}
     assert search.best_params_ == search.averaged_params_[0]
     assert "spectrum" in search.averaged_params_[1]
     assert search.averaged_params_[0]["normalize"] is False
@@ -432,7 +435,9 @@ def test_level_setting_on_unit_rms_series_is_the_banded_one(rng):
     X, y = _waves(rng, T=20)
     X = _unit_rms(X)
     grid = default_grid([X.shape[1]] * len(X))
-    (band, level), = [(grid[h], grid[g]) for g, h in DEFAULT_SAME.items()]
+    names = list(DEFAULT_SETTINGS)
+    (band, level), = [(grid[names.index(h)], grid[names.index(g)])
+                      for g, h in DEFAULT_SAME.items()]
     assert level["normalize"] == [False] and band["normalize"] == ["rms"]
     ests = [RNTKClassifier(model="ridge", **{k: v[0] for k, v in g.items()})
             for g in (band, level)]
@@ -461,11 +466,13 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
     grid = default_grid([X.shape[1]] * len(X))
     assert calls.count(True) == len(grid) - len(DEFAULT_SAME)  # one training Gram fewer
     res, n_a = search.cv_results_, len(search.cv_results_["params"]) // len(grid)
+    names = list(DEFAULT_SETTINGS)
     for g, h in DEFAULT_SAME.items():  # the same scores, candidate by candidate
+        g, h = names.index(g), names.index(h)
         np.testing.assert_array_equal(res["mean_test_score"][g * n_a:(g + 1) * n_a],
                                       res["mean_test_score"][h * n_a:(h + 1) * n_a])
     # the members are the settings actually fitted: the banded one stands for the other
-    level = {k: v[0] for k, v in grid[3].items()}
+    level = {k: v[0] for k, v in grid[names.index("level_band")].items()}
     assert not any(p.items() >= level.items() for p in search.averaged_params_)
     refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
     np.testing.assert_allclose(search.decision_function(X),

@@ -13,6 +13,7 @@ from ._grids import (
     DEFAULT_REGRESSION_N_AVERAGE,
     DEFAULT_REGRESSION_SETTINGS,
     DEFAULT_SAME,
+    DEFAULT_SETTINGS,
     LAST_STEP_GRID,
     LEVEL_NETWORK,
     LEVEL_POOL,
@@ -40,7 +41,8 @@ from ._search import TIE_RTOL, BaseKernelSearchCV, group_by_kernel, results_dict
 
 __all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID",
            "DEFAULT_N_AVERAGE",
-           "DEFAULT_PRIOR", "DEFAULT_SAME", "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
+           "DEFAULT_PRIOR", "DEFAULT_SAME", "DEFAULT_SETTINGS",
+           "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
            "AveragedClassifier", "AveragedRegressor", "LEVEL_NETWORK", "LEVEL_POOL",
            "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "DEFAULT_REGRESSION_N_AVERAGE",

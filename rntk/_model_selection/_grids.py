@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-__all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID",
+__all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SETTINGS",
            "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "DEFAULT_REGRESSION_N_AVERAGE",
            "DEFAULT_REGRESSION_SETTINGS", "REGRESSION_SETTINGS", "default_regression_grid",
@@ -61,8 +61,8 @@ MEAN_NETWORK = {"readout": ["mean"], "normalize": ["rms"], "sigma_u": [0.5],
 #: only the weight of the biases).
 LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 
-#: Kernel settings of the default (leave-one-out) classifier protocol (other parameters
-#: keep the estimator's values):
+#: Kernel settings of the default (leave-one-out) classifier protocol, by name (other
+#: parameters keep the estimator's values):
 #:
 #: * ``LAST_STEP_GRID`` (1 setting);
 #: * the banded mean readout: ``MEAN_NETWORK`` read out at every step, pairs of readouts
@@ -100,15 +100,18 @@ LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 #: the per-set differences), with 1 and 2 series per class 55.83% and 64.02%; 64
 #: levels rather than 32 (83.94%), and beside the last-step setting rather than in its
 #: place (83.88%).
-DEFAULT_GRID = [
-    LAST_STEP_GRID,
-    {**MEAN_NETWORK, "readout_band": [MEAN_BAND]},
-    {**MEAN_NETWORK, "pool": [MEAN_POOL]},
-    {**LEVEL_NETWORK, "readout_band": [MEAN_BAND]},
-    {**LEVEL_NETWORK, "pool": [LEVEL_POOL]},
-    {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
-    {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "quantiles": [QUANTILE_LEVELS]},
-]
+DEFAULT_SETTINGS = {
+    "last": LAST_STEP_GRID,
+    "band": {**MEAN_NETWORK, "readout_band": [MEAN_BAND]},
+    "pool": {**MEAN_NETWORK, "pool": [MEAN_POOL]},
+    "level_band": {**LEVEL_NETWORK, "readout_band": [MEAN_BAND]},
+    "level_pool": {**LEVEL_NETWORK, "pool": [LEVEL_POOL]},
+    "spectrum": {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
+    "quantiles": {**MEAN_NETWORK, "readout_band": [MEAN_BAND],
+                  "quantiles": [QUANTILE_LEVELS]},
+}
+#: ``DEFAULT_SETTINGS`` as a grid (a list, in the order of the names).
+DEFAULT_GRID = list(DEFAULT_SETTINGS.values())
 
 #: Kernel settings whose best candidates the default classifier averages (the decision
 #: functions of their ridge classifiers, refitted on all series; see
@@ -117,22 +120,22 @@ DEFAULT_N_AVERAGE = 3
 
 #: The candidates of the default grid averaged when the leave-one-out accuracy cannot
 #: tell the candidates apart (all equal, as with one training series per class), as
-#: ``(position in DEFAULT_GRID, relative ridge)``: the banded level-and-scale setting
+#: ``(name in DEFAULT_SETTINGS, relative ridge)``: the banded level-and-scale setting
 #: and the spectral setting, both with the ridge ``1e-1`` (the best fixed pair of the
 #: grid with 1 training series per class, in the nested study).
-DEFAULT_PRIOR = [(3, 1e-1), (5, 1e-1)]
+DEFAULT_PRIOR = [("level_band", 1e-1), ("spectrum", 1e-1)]
 
 
 #: Settings of ``DEFAULT_GRID`` that are another of its settings when every training
 #: series has the same RMS per step, close to 1 (z-normalised series, as most of the UCR
-#: archive, or series scaled to unit RMS; see :func:`unit_rms`), as ``{position:
-#: position}``: the banded level-and-scale setting reads the series as given, which are
+#: archive, or series scaled to unit RMS; see :func:`unit_rms`), as ``{name: name}`` of
+#: ``DEFAULT_SETTINGS``: the banded level-and-scale setting reads the series as given, which are
 #: then the banded setting's unit-RMS series times one common factor (an input scale
 #: within ``UNIT_RMS_TOL`` of 1, identical at 1). The default classifier then computes,
 #: scores and refits the second in place of the first, which still takes its place in
 #: the average: the banded setting counts twice there, as it did. On the 48 panel
 #: datasets (31 of them z-normalised) every nested-CV and test prediction stayed the same.
-DEFAULT_SAME = {3: 1}
+DEFAULT_SAME = {"level_band": "band"}
 #: Largest relative spread of the training series' RMS values for :func:`unit_rms`.
 UNIT_RMS_SPREAD = 1e-3
 #: Largest distance from 1 of the training series' common RMS for :func:`unit_rms`

@@ -296,9 +296,10 @@ def _setting_starts(grid):
 
 def _prior_indices(grid, candidates):
     """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``."""
-    starts = _setting_starts(grid)
+    starts, names = _setting_starts(grid), list(_grids.DEFAULT_SETTINGS)
     out = []
-    for setting, alpha in _grids.DEFAULT_PRIOR:
+    for name, alpha in _grids.DEFAULT_PRIOR:
+        setting = names.index(name)
         out += [j for j in range(starts[setting], starts[setting + 1])
                 if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
     return out or None
@@ -312,11 +313,12 @@ def _same_settings(grid, candidates, groups):
     :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
     line up with its settings.
     """
-    starts = _setting_starts(grid)
+    starts, names = _setting_starts(grid), list(_grids.DEFAULT_SETTINGS)
     group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
     same_as, redirect = {}, {}
-    for setting, other in _grids.DEFAULT_SAME.items():
-        g, h = group_of[starts[setting]], group_of[starts[other]]
+    for name, other in _grids.DEFAULT_SAME.items():
+        g = group_of[starts[names.index(name)]]
+        h = group_of[starts[names.index(other)]]
         a, b = groups[g], groups[h]
         if h >= g or len(a) != len(b) or any(
                 candidates[i].get("alpha") != candidates[j].get("alpha")
