@@ -1,10 +1,8 @@
 """The fused CUDA engine against the CPU engine, on numba's CUDA simulator (or a GPU).
 
-numba.cuda picks the simulator when it is first imported, from
-``numba.config.ENABLE_CUDASIM`` (which ``NUMBA_ENABLE_CUDASIM`` sets): the flag is set
-here just before that import and restored after, so the rest of the suite is unaffected.
-If numba.cuda was imported before (a real GPU target), the tests run on the GPU when
-one is usable and are skipped otherwise. Without numba-cuda the module is skipped.
+The simulator is set up by ``tests/cuda_sim.py`` (the rest of the suite is unaffected);
+without numba-cuda, or with numba.cuda imported for an unusable GPU, the module is
+skipped.
 """
 
 import importlib.util
@@ -15,24 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-if importlib.util.find_spec("numba_cuda") is None:
-    pytest.skip("numba-cuda is not installed (extra 'cuda')", allow_module_level=True)
+from tests.cuda_sim import simulated_cuda
 
-import numba  # noqa: E402
-
-if "numba.cuda" not in sys.modules:
-    _previous = numba.config.ENABLE_CUDASIM
-    numba.config.ENABLE_CUDASIM = 1
-    try:
-        from numba import cuda
-    finally:
-        numba.config.ENABLE_CUDASIM = _previous
-else:
-    from numba import cuda
-
-if not cuda.is_available():
-    pytest.skip("numba.cuda was imported for a GPU, and none is usable",
-                allow_module_level=True)
+cuda = simulated_cuda(module_level=True)
 
 from rntk import KernelOverflowError, rntk_kernel  # noqa: E402
 from rntk._kernels import _cuda  # noqa: E402

@@ -1,33 +1,16 @@
 """The CUDA engine for a series and its copy, on numba's CUDA simulator (or a GPU).
 
-The setup is that of ``test_cuda_sim.py``: the simulator is chosen when numba.cuda is
-first imported. Short series: the simulator runs every thread in Python.
+The simulator is set up by ``tests/cuda_sim.py``. Short series: the simulator runs every
+thread in Python.
 """
 
-import importlib.util
-import sys
 
 import numpy as np
 import pytest
 
-if importlib.util.find_spec("numba_cuda") is None:
-    pytest.skip("numba-cuda is not installed (extra 'cuda')", allow_module_level=True)
+from tests.cuda_sim import simulated_cuda
 
-import numba  # noqa: E402
-
-if "numba.cuda" not in sys.modules:
-    _previous = numba.config.ENABLE_CUDASIM
-    numba.config.ENABLE_CUDASIM = 1
-    try:
-        from numba import cuda
-    finally:
-        numba.config.ENABLE_CUDASIM = _previous
-else:
-    from numba import cuda
-
-if not cuda.is_available():
-    pytest.skip("numba.cuda was imported for a GPU, and none is usable",
-                allow_module_level=True)
+cuda = simulated_cuda(module_level=True)
 
 from rntk import rntk_kernel  # noqa: E402
 from rntk._kernels._cuda import rntk_kernel_cuda  # noqa: E402

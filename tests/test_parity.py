@@ -19,7 +19,6 @@ its values are listed here; it then reaches every engine through the cases.
 
 import importlib.util
 import itertools
-import sys
 
 import numpy as np
 import pytest
@@ -34,6 +33,7 @@ from rntk._kernels._params import (
     RNTK_PARAM_NAMES,
     resolve_params,
 )
+from tests.cuda_sim import simulated_cuda
 from tests.reference import family_gram
 
 #: The values each option takes in the cases (categorical ones: every choice of the table).
@@ -210,21 +210,7 @@ def test_nystroem_features_at_full_rank(k):
 
 def _cuda_kernel():
     """``rntk_kernel_cuda`` on numba's CUDA simulator (or a usable GPU), else skip."""
-    if importlib.util.find_spec("numba_cuda") is None:
-        pytest.skip("numba-cuda is not installed (extra 'cuda')")
-    import numba
-
-    if "numba.cuda" not in sys.modules:  # the simulator, chosen at the first import
-        previous = numba.config.ENABLE_CUDASIM
-        numba.config.ENABLE_CUDASIM = 1
-        try:
-            from numba import cuda
-        finally:
-            numba.config.ENABLE_CUDASIM = previous
-    else:
-        from numba import cuda
-    if not cuda.is_available():
-        pytest.skip("numba.cuda was imported for a GPU, and none is usable")
+    simulated_cuda()
     from rntk._kernels._cuda import rntk_kernel_cuda
 
     return rntk_kernel_cuda
