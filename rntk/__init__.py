@@ -25,12 +25,13 @@ from ._kernels import (
 )
 from ._model_selection import AveragedClassifier, AveragedRegressor
 from ._nystroem import RNTKNystroem
-from ._preprocessing import (
+from ._preprocessing import amplitude_spectrum, from_aeon, interpolate_missing, value_quantiles
+from ._transformers import (
+    AmplitudeSpectrum,
+    BlockMeans,
+    SeriesImputer,
     SeriesScaler,
-    amplitude_spectrum,
-    from_aeon,
-    interpolate_missing,
-    value_quantiles,
+    ValueQuantiles,
 )
 from ._utils import KernelOverflowError
 from ._version import __version__  # noqa: F401  (public)
@@ -41,5 +42,5 @@ __all__ = [
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
-    "AveragedRegressor",
+    "AveragedRegressor", "AmplitudeSpectrum", "ValueQuantiles", "BlockMeans", "SeriesImputer",
     "amplitude_spectrum", "value_quantiles", "from_aeon"]

@@ -1,45 +1,30 @@
-"""Per-series preprocessing of sequences: scaling, spectra, and missing values."""
+"""Per-series transforms of sequences as functions.
+
+Spectra, quantiles, missing values and aeon's layout; their transformers are in
+:mod:`rntk._transformers`.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import StrOptions
 
-from ._utils import (
-    DOC,
-    as_sequences,
-    fill_doc,
-    unit_norm,
-    validate_fit_series,
-    validate_predict_data,
-)
-from ._utils._preparations import MISSING_CONSTRAINT, check_preparation
-from ._utils._sequences import peak_scaled, quantile_series, spectrum_series
-from ._utils._validation import _as_list, _check_not_1d, _reject_strings
+from ._utils import as_sequences
+from ._utils._preparations import check_preparation
+from ._utils._sequences import quantile_series, spectrum_series
+from ._utils._validation import _as_list, _check_not_1d, _reject_strings, as_array_like
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
-    from typing import Self
 
     from ._utils._typing import Sequences
 
-__all__ = ["SeriesScaler", "amplitude_spectrum", "from_aeon", "interpolate_missing",
-           "value_quantiles"]
-
-
-def _as_array_like(X):
-    """Return lists as lists, other array-likes as arrays (the output keeps the layout)."""
-    X = _as_list(X)
-    if not isinstance(X, (list, tuple)) and not hasattr(X, "shape") and hasattr(X, "__array__"):
-        X = np.asarray(X)
-    return X
+__all__ = ["amplitude_spectrum", "from_aeon", "interpolate_missing", "value_quantiles"]
 
 
 def _read_series(X, missing="raise"):
     """Return ``X`` as an array-like (its layout kept) and its checked sequences."""
-    X = _as_array_like(X)
+    X = as_array_like(X)
     _check_not_1d(X)
     _reject_strings(X)
     return X, as_sequences(X, "X", missing=missing)
@@ -270,106 +255,3 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     n_levels = check_preparation("quantiles", n_levels, "n_levels")
     _, seqs = _read_series(X)
     return np.stack(quantile_series(seqs, int(n_levels)))
-
-
-def _is_constant(mean, std, n):
-    """Channels whose standard deviation is only the rounding error of their mean.
-
-    The bound of scikit-learn's ``StandardScaler`` (``var <= n eps var + (n mean
-    eps)^2``): the computed standard deviation of a constant channel is a few ulp of
-    its mean, not 0, and dividing by it would blow the rounding up to +-1.
-    """
-    eps = np.finfo(np.float64).eps
-    var = std * std
-    return var <= n * eps * var + (n * mean * eps) ** 2
-
-
-@fill_doc(**DOC)
-class SeriesScaler(TransformerMixin, BaseEstimator):
-    """Scale every series on its own: z-normalisation or unit norm.
-
-    ``StandardScaler`` scales each column across series, which mixes the series of a
-    time-series data set (and cannot take series of different lengths). This
-    transformer scales each series by its own statistics, as tslearn's
-    ``TimeSeriesScalerMeanVariance`` and aeon's normalisers do, for any of the input
-    layouts of :func:`rntk.rntk_kernel` (variable lengths, channels).
-
-    Parameters
-    ----------
-    method : {"zscore", "unit"}, default="zscore"
-        ``"zscore"``: every channel of every series to mean 0 and standard deviation 1
-        over its own steps (a constant channel becomes 0); ``"unit"``: every series to
-        unit Euclidean norm over all its steps and channels (what the RNTK estimators
-        do with ``normalize=True``).
-
-    {missing}
-
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rntk import SeriesScaler
-    >>> X = [np.array([1.0, 2.0, 3.0]), np.array([10.0, 10.0, 20.0, 40.0])]
-    >>> Z = SeriesScaler().fit_transform(X)
-    >>> [round(float(z.mean()), 12) for z in Z], [round(float(z.std()), 12) for z in Z]
-    ([0.0, 0.0], [1.0, 1.0])
-    """
-
-    _parameter_constraints = {"method": [StrOptions({"zscore", "unit"})],
-                              "missing": MISSING_CONSTRAINT}
-
-    def __init__(self, method="zscore", *, missing="raise"):
-        self.method = method
-        self.missing = missing
-
-    def fit(self, X: Sequences, y: None = None) -> Self:
-        """Check the series (the scaling has nothing to learn).
-
-        {X_series}
-        y : None
-            Ignored.
-
-        Returns
-        -------
-        self : SeriesScaler
-            This transformer.
-        """
-        self._validate_params()
-        validate_fit_series(self, _as_array_like(X))
-        return self
-
-    def transform(self, X: Sequences) -> np.ndarray | list:
-        """Scale every series.
-
-        {X_series}
-
-        Returns
-        -------
-        X_scaled : ndarray or list of ndarray
-            Series of equal lengths as an array, ``(n_samples, n_timesteps)`` for
-            univariate input (a 2-D array or a list of 1-D series) and ``(n_samples,
-            n_timesteps, n_channels)`` otherwise; series of different lengths as a list
-            of ``(T_i, n_channels)`` arrays (trailing NaN padding removed).
-        """
-        X = _as_array_like(X)
-        seqs = validate_predict_data(self, X)  # the number of steps may differ from fit
-        if self.method == "unit":
-            out = unit_norm(seqs)
-        else:
-            out = []
-            for s in seqs:
-                s = peak_scaled(s)[0]  # std ** 2 under/overflows far from 1
-                mean, std = s.mean(axis=0), s.std(axis=0)
-                out.append(np.where(_is_constant(mean, std, len(s)), 0.0,
-                                    (s - mean) / np.where(std > 0, std, 1.0)))
-        if len({len(s) for s in out}) > 1:
-            return out
-        arr = np.stack(out)
-        univariate = (X.ndim == 2 if isinstance(X, np.ndarray)
-                      else all(np.ndim(s) == 1 for s in X))
-        return arr[:, :, 0] if univariate else arr
-

@@ -54,27 +54,6 @@ def test_channels_lengths_and_degenerate_series(rng):
     assert np.all(np.isfinite(tiny)) and np.allclose(np.mean(tiny**2, axis=1), 1.0)
 
 
-@pytest.mark.parametrize("bad, error, match", [
-    (1, ValueError, "at least 2"), (3.0, TypeError, "int"), (True, TypeError, "int")])
-def test_bad_numbers_of_levels_are_refused(rng, bad, error, match):
-    with pytest.raises(error, match=match):
-        value_quantiles(rng.normal(size=(2, 8)), n_levels=bad)
-    with pytest.raises((ValueError, TypeError), match="quantiles"):
-        RNTKClassifier(quantiles=bad).fit(rng.normal(size=(4, 8)), [0, 1, 0, 1])
-
-
-def test_bad_series_and_two_representations_are_refused(rng):
-    X = rng.normal(size=(3, 8))
-    X[1, 3] = np.nan
-    with pytest.raises(ValueError, match="NaN|missing"):
-        value_quantiles(X)
-    X[1, 3] = np.inf
-    with pytest.raises(ValueError, match="infinite"):
-        value_quantiles(X)
-    with pytest.raises(ValueError, match="give one of them"):
-        RNTKClassifier(quantiles=4, spectrum=4).fit(rng.normal(size=(4, 8)), [0, 1, 0, 1])
-
-
 SPEC = dict(readout="mean", readout_band=2, sigma_w=1.2, sigma_u=0.5, sigma_b=0.1)
 
 

@@ -45,25 +45,6 @@ def test_series_of_any_length_share_the_frequency_grid(rng):
     assert amplitude_spectrum(rng.normal(size=(4, 10, 3)), n_bins=5).shape == (4, 5, 3)
 
 
-@pytest.mark.parametrize("bad, error, match", [
-    (1, ValueError, "at least 2"), (2.5, TypeError, "int"), (True, TypeError, "int")])
-def test_bad_numbers_of_frequencies_are_refused(rng, bad, error, match):
-    with pytest.raises(error, match=match):
-        amplitude_spectrum(rng.normal(size=(2, 8)), n_bins=bad)
-    with pytest.raises((ValueError, TypeError), match="spectrum"):
-        RNTKClassifier(spectrum=bad).fit(rng.normal(size=(4, 8)), [0, 1, 0, 1])
-
-
-def test_bad_series_are_refused_before_the_transform(rng):
-    X = rng.normal(size=(3, 8))
-    X[1, 3] = np.nan
-    with pytest.raises(ValueError, match="NaN|missing"):
-        amplitude_spectrum(X)
-    X[1, 3] = np.inf
-    with pytest.raises(ValueError, match="infinite"):
-        amplitude_spectrum(X)
-
-
 SPEC = dict(readout="mean", readout_band=2, sigma_w=1.2, sigma_u=0.5, sigma_b=0.1)
 
 

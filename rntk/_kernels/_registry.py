@@ -26,11 +26,6 @@ class KernelSpec(NamedTuple):
     description: str
     grams: Callable = None  # grams(A, settings, *, n_jobs=None) -> iterator of Grams
 
-    @property
-    def unequal_lengths(self):
-        """Whether the kernel compares series of different lengths without padding."""
-        return self.input == "sequences"
-
     def iter_grams(self, A, settings, *, n_jobs=None):
         """Yield the training Gram of each setting, in order.
 

@@ -77,14 +77,6 @@ def _asin_core(a, one_minus_a):
 
 
 @njit(inline="always", **_JIT)
-def _acos(x):
-    """Branch-free arccos on [-1, 1], accurate to a few ulps."""
-    r, big = _asin_core(abs(x), 1.0 - abs(x))
-    r = 2.0 * r if big else 0.5 * math.pi - r
-    return r if x >= 0.0 else math.pi - r
-
-
-@njit(inline="always", **_JIT)
 def _asin(x, one_minus_abs_x):
     """Branch-free arcsin on [-1, 1], accurate to a few ulps (relative, also near 0).
 

@@ -187,8 +187,12 @@ def check_preparation(name, value, caller=None):
     return int(value)
 
 
-def _check_groups(values):
-    """Refuse two set preparations of one exclusion group."""
+def _check_values(values):
+    """Refuse bad sizes (a bool is no size) and two set preparations of one group."""
+    for name, value in values.items():
+        if value is not None and any(isinstance(c, Interval) for c in _BY_NAME[name].constraint
+                                     ) and "boolean" not in _BY_NAME[name].constraint:
+            check_preparation(name, value)
     groups = {}
     for p in PREPARATIONS:
         if p.group is not None and not p.off(values.get(p.name)):
@@ -242,7 +246,7 @@ def prepare_series(seqs, values, state):
     prepared : list of ndarray
         The series after every stage of :data:`STAGES`.
     """
-    _check_groups(values)
+    _check_values(values)
     for stage in STAGES:
         for p in PREPARATIONS:
             value = values.get(p.name)

@@ -144,6 +144,14 @@ X : array-like or list of arrays
     Training series, in any layout of :func:`as_sequences`."""
 
 
+def as_array_like(X):
+    """Return lists as lists, other array-likes as arrays (an output keeps the layout)."""
+    X = _as_list(X)
+    if not isinstance(X, (list, tuple)) and not hasattr(X, "shape") and hasattr(X, "__array__"):
+        X = np.asarray(X)
+    return X
+
+
 def _validate_data(est, *args, **kwargs):
     """scikit-learn's ``validate_data``, quiet about values near the float maximum.
 

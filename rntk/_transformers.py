@@ -1,0 +1,299 @@
+"""The series transforms as scikit-learn transformers, for pipelines.
+
+Each transforms every series on its own (nothing is learnt from the training series but
+their channel count), in any input layout of :func:`rntk.rntk_kernel`, and returns an
+array when the output series have one length, a list of arrays otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
+
+from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
+from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
+from ._utils._sequences import peak_scaled, pool_series, quantile_series, spectrum_series
+from ._utils._validation import as_array_like
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only
+    from typing import Self
+
+    from ._utils._typing import Sequences
+
+__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer", "SeriesScaler",
+           "ValueQuantiles"]
+
+
+class _SeriesTransformer(TransformerMixin, BaseEstimator):
+    """Base: check the series in ``fit``, transform each in ``transform``."""
+
+    _parameter_constraints = {"missing": MISSING_CONSTRAINT}
+
+    @fill_doc(**DOC)
+    def fit(self, X: Sequences, y: None = None) -> Self:
+        """Check the series (nothing is learnt but their channel count).
+
+        {X_series}
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            This transformer.
+        """
+        self._validate_params()
+        validate_fit_series(self, as_array_like(X))
+        return self
+
+    @fill_doc(**DOC)
+    def transform(self, X: Sequences) -> np.ndarray | list:
+        """Transform every series.
+
+        {X_series}
+
+        Returns
+        -------
+        X_new : ndarray or list of ndarray
+            Output series of one length as an array, ``(n_samples, n_steps)`` when the
+            input was univariate (a 2-D array or a list of 1-D series) and the output
+            has one channel, ``(n_samples, n_steps, n_channels)`` otherwise; output
+            series of different lengths as a list of ``(T_i, n_channels)`` arrays.
+        """
+        X = as_array_like(X)
+        out = self._transform(validate_predict_data(self, X))  # any number of steps
+        if len({len(s) for s in out}) > 1:
+            return out
+        arr = np.stack(out)
+        univariate = (X.ndim == 2 if isinstance(X, np.ndarray)
+                      else all(np.ndim(s) == 1 for s in X))
+        return arr[:, :, 0] if univariate and arr.shape[2] == 1 else arr
+
+
+def _is_constant(mean, std, n):
+    """Channels whose standard deviation is only the rounding error of their mean.
+
+    The bound of scikit-learn's ``StandardScaler`` (``var <= n eps var + (n mean
+    eps)^2``): the computed standard deviation of a constant channel is a few ulp of
+    its mean, not 0, and dividing by it would blow the rounding up to +-1.
+    """
+    eps = np.finfo(np.float64).eps
+    var = std * std
+    return var <= n * eps * var + (n * mean * eps) ** 2
+
+
+@fill_doc(**DOC)
+class SeriesScaler(_SeriesTransformer):
+    """Scale every series on its own: z-normalisation or unit norm.
+
+    ``StandardScaler`` scales each column across series, which mixes the series of a
+    time-series data set (and cannot take series of different lengths). This
+    transformer scales each series by its own statistics, as tslearn's
+    ``TimeSeriesScalerMeanVariance`` and aeon's normalisers do, for any of the input
+    layouts of :func:`rntk.rntk_kernel` (variable lengths, channels).
+
+    Parameters
+    ----------
+    method : {{"zscore", "unit"}}, default="zscore"
+        ``"zscore"``: every channel of every series to mean 0 and standard deviation 1
+        over its own steps (a constant channel becomes 0); ``"unit"``: every series to
+        unit Euclidean norm over all its steps and channels (what the RNTK estimators
+        do with ``normalize=True``).
+
+    {missing}
+
+    Attributes
+    ----------
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import SeriesScaler
+    >>> X = [np.array([1.0, 2.0, 3.0]), np.array([10.0, 10.0, 20.0, 40.0])]
+    >>> Z = SeriesScaler().fit_transform(X)
+    >>> [round(float(z.mean()), 12) for z in Z], [round(float(z.std()), 12) for z in Z]
+    ([0.0, 0.0], [1.0, 1.0])
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "method": [StrOptions({"zscore", "unit"})]}
+
+    def __init__(self, method="zscore", *, missing="raise"):
+        self.method = method
+        self.missing = missing
+
+    def _transform(self, seqs):
+        if self.method == "unit":
+            return unit_norm(seqs)
+        out = []
+        for s in seqs:
+            s = peak_scaled(s)[0]  # std ** 2 under/overflows far from 1
+            mean, std = s.mean(axis=0), s.std(axis=0)
+            out.append(np.where(_is_constant(mean, std, len(s)), 0.0,
+                                (s - mean) / np.where(std > 0, std, 1.0)))
+        return out
+
+
+@fill_doc(**DOC)
+class SeriesImputer(_SeriesTransformer):
+    """Fill missing values inside series by linear interpolation in time.
+
+    The transformer of :func:`rntk.interpolate_missing`: a NaN between two values of a
+    channel becomes the straight line between them, one before the first value (after
+    the last) takes that value; trailing steps where every channel is NaN are padding
+    and end the series. As the archive's adjusted datasets were made, and as the
+    estimators do with ``missing="interpolate"``.
+
+    Attributes
+    ----------
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import SeriesImputer
+    >>> SeriesImputer().fit_transform(np.array([[1.0, np.nan, 3.0], [2.0, 2.0, np.nan]]))
+    [array([[1.],
+           [2.],
+           [3.]]), array([[2.],
+           [2.]])]
+    """
+
+    _parameter_constraints = {}
+    missing = "interpolate"  # the series are read with their missing values filled
+
+    def __init__(self):
+        pass
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # its purpose; infinite values are refused
+        return tags
+
+    def _transform(self, seqs):
+        return seqs
+
+
+@fill_doc(**DOC)
+class AmplitudeSpectrum(_SeriesTransformer):
+    """Amplitude spectra of series on a common grid of frequencies, as a transformer.
+
+    The transformer of :func:`rntk.amplitude_spectrum` (``|rfft(x - mean)| / T`` of each
+    channel, interpolated onto ``n_bins`` frequencies from 0 to 1/2 cycle per step), what
+    the estimators read with ``spectrum=n_bins``.
+
+    Parameters
+    ----------
+    n_bins : int, default=128
+        Frequencies of the grid, at least 2.
+
+    {missing}
+
+    Attributes
+    ----------
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import AmplitudeSpectrum
+    >>> t = np.arange(16)
+    >>> AmplitudeSpectrum(n_bins=5).fit_transform([np.cos(2 * np.pi * t / 4)]).round(3)
+    array([[0. , 0. , 0.5, 0. , 0. ]])
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_bins": PREPARATION_CONSTRAINTS["spectrum"][:1]}
+
+    def __init__(self, n_bins=128, *, missing="raise"):
+        self.n_bins = n_bins
+        self.missing = missing
+
+    def _transform(self, seqs):
+        return spectrum_series(seqs, check_preparation("spectrum", self.n_bins, "n_bins"))
+
+
+@fill_doc(**DOC)
+class ValueQuantiles(_SeriesTransformer):
+    """Quantile functions of the values and steps of series, as a transformer.
+
+    The transformer of :func:`rntk.value_quantiles` (each channel's values and first
+    differences read at ``n_levels`` levels, each scaled to unit RMS), what the
+    estimators read with ``quantiles=n_levels``.
+
+    Parameters
+    ----------
+    n_levels : int, default=64
+        Levels of the grid, at least 2.
+
+    {missing}
+
+    Attributes
+    ----------
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import ValueQuantiles
+    >>> ValueQuantiles(n_levels=4).fit_transform([np.array([0.0, 2.0, 1.0, 3.0])]).shape
+    (1, 4, 2)
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_levels": PREPARATION_CONSTRAINTS["quantiles"][:1]}
+
+    def __init__(self, n_levels=64, *, missing="raise"):
+        self.n_levels = n_levels
+        self.missing = missing
+
+    def _transform(self, seqs):
+        return quantile_series(seqs, check_preparation("quantiles", self.n_levels,
+                                                       "n_levels"))
+
+
+@fill_doc(**DOC)
+class BlockMeans(_SeriesTransformer):
+    """Average each series over blocks of ``pool`` steps, as a transformer.
+
+    What the estimators do with ``pool=``: blocks counted from the end of each series (a
+    first, shorter block averages the remaining steps), so that series ``pool`` times
+    shorter keep their last step aligned.
+
+    Parameters
+    ----------
+    pool : int, default=2
+        Steps per block, at least 1.
+
+    {missing}
+
+    Attributes
+    ----------
+    n_channels_in_ : int
+        Channels per time step seen in fit.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import BlockMeans
+    >>> BlockMeans(pool=2).fit_transform(np.array([[1.0, 2.0, 3.0, 4.0, 5.0]]))
+    array([[1. , 2.5, 4.5]])
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "pool": PREPARATION_CONSTRAINTS["pool"]}
+
+    def __init__(self, pool=2, *, missing="raise"):
+        self.pool = pool
+        self.missing = missing
+
+    def _transform(self, seqs):
+        return pool_series(seqs, check_preparation("pool", self.pool))
