@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._utils import as_sequences
+from ._utils import as_sequences, fill_doc
 from ._utils._preparations import check_preparation
 from ._utils._sequences import quantile_series, spectrum_series
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings, as_array_like
@@ -150,6 +150,24 @@ def interpolate_missing(X: Sequences) -> np.ndarray | list:
     return _same_layout(X, seqs)
 
 
+def _parameters(size, default, what):
+    """Return the parameters of a transform of this module: the series, the grid's size."""
+    return ("Parameters\n----------\n"
+            "X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list\n"
+            "    Series, in any layout of :func:`rntk.rntk_kernel` (no missing values).\n"
+            f"{size} : int, default={default}\n    {what} of the grid, at least 2.")
+
+
+#: The errors of the transforms of this module.
+_TRANSFORM_DOC = {
+    "raises_transform": (
+        "Raises\n------\nTypeError\n    For a size that is not an int.\nValueError\n"
+        "    For a size below 2, or series the estimators refuse (NaN inside, infinite\n"
+        "    values, empty series, mismatched channels)."),
+}
+
+
+@fill_doc(parameters=_parameters("n_bins", 128, "Frequencies"), **_TRANSFORM_DOC)
 def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
     """Amplitude spectra of series on a common grid of frequencies.
 
@@ -162,12 +180,7 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
     network then runs over frequencies, lowest first, and its kernel compares the
     frequency content of series whatever their phase.
 
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-        Series, in any layout of :func:`rntk.rntk_kernel` (no missing values).
-    n_bins : int, default=128
-        Frequencies of the grid, at least 2.
+    {parameters}
 
     Returns
     -------
@@ -175,11 +188,7 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
         The amplitudes, one row per series; 2-D input (or a list of 1-D series)
         gives 2-D output.
 
-    Raises
-    ------
-    ValueError
-        For ``n_bins < 2``, or series the estimators refuse (NaN inside, infinite
-        values, empty series, mismatched channels).
+    {raises_transform}
 
     See Also
     --------
@@ -203,6 +212,7 @@ def amplitude_spectrum(X: Sequences, n_bins: int = 128) -> np.ndarray:
     return out[:, :, 0] if flat else out
 
 
+@fill_doc(parameters=_parameters("n_levels", 64, "Levels"), **_TRANSFORM_DOC)
 def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     """Quantile functions of the values and of the steps of series, on common levels.
 
@@ -216,12 +226,7 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     offset relative to its amplitude) and of the steps (how often it jumps, and how
     far), whatever their order in time.
 
-    Parameters
-    ----------
-    X : array-like of shape (n_samples, T) or (n_samples, T, n_channels), or list
-        Series, in any layout of :func:`rntk.rntk_kernel` (no missing values).
-    n_levels : int, default=64
-        Levels of the grid, at least 2.
+    {parameters}
 
     Returns
     -------
@@ -230,11 +235,7 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
         then the steps' (the others; zeros for a series of one step). A channel of
         zeros stays zeros.
 
-    Raises
-    ------
-    ValueError
-        For ``n_levels < 2``, or series the estimators refuse (NaN inside, infinite
-        values, empty series, mismatched channels).
+    {raises_transform}
 
     See Also
     --------

@@ -23,6 +23,12 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
+#: The attributes every transformer of this module has.
+_ATTRIBUTES = """Attributes
+----------
+n_channels_in_ : int
+    Channels per time step seen in fit."""
+
 __all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer", "SeriesScaler",
            "ValueQuantiles"]
 
@@ -85,7 +91,7 @@ def _is_constant(mean, std, n):
     return var <= n * eps * var + (n * mean * eps) ** 2
 
 
-@fill_doc(**DOC)
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
 class SeriesScaler(_SeriesTransformer):
     """Scale every series on its own: z-normalisation or unit norm.
 
@@ -105,10 +111,7 @@ class SeriesScaler(_SeriesTransformer):
 
     {missing}
 
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
+    {transformer_attributes}
 
     Examples
     --------
@@ -139,7 +142,7 @@ class SeriesScaler(_SeriesTransformer):
         return out
 
 
-@fill_doc(**DOC)
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
 class SeriesImputer(_SeriesTransformer):
     """Fill missing values inside series by linear interpolation in time.
 
@@ -149,10 +152,7 @@ class SeriesImputer(_SeriesTransformer):
     and end the series. As the archive's adjusted datasets were made, and as the
     estimators do with ``missing="interpolate"``.
 
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
+    {transformer_attributes}
 
     Examples
     --------
@@ -180,7 +180,7 @@ class SeriesImputer(_SeriesTransformer):
         return seqs
 
 
-@fill_doc(**DOC)
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
 class AmplitudeSpectrum(_SeriesTransformer):
     """Amplitude spectra of series on a common grid of frequencies, as a transformer.
 
@@ -195,10 +195,7 @@ class AmplitudeSpectrum(_SeriesTransformer):
 
     {missing}
 
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
+    {transformer_attributes}
 
     Examples
     --------
@@ -220,7 +217,7 @@ class AmplitudeSpectrum(_SeriesTransformer):
         return spectrum_series(seqs, check_preparation("spectrum", self.n_bins, "n_bins"))
 
 
-@fill_doc(**DOC)
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
 class ValueQuantiles(_SeriesTransformer):
     """Quantile functions of the values and steps of series, as a transformer.
 
@@ -235,10 +232,7 @@ class ValueQuantiles(_SeriesTransformer):
 
     {missing}
 
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
+    {transformer_attributes}
 
     Examples
     --------
@@ -260,7 +254,7 @@ class ValueQuantiles(_SeriesTransformer):
                                                        "n_levels"))
 
 
-@fill_doc(**DOC)
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
 class BlockMeans(_SeriesTransformer):
     """Average each series over blocks of ``pool`` steps, as a transformer.
 
@@ -275,10 +269,7 @@ class BlockMeans(_SeriesTransformer):
 
     {missing}
 
-    Attributes
-    ----------
-    n_channels_in_ : int
-        Channels per time step seen in fit.
+    {transformer_attributes}
 
     Examples
     --------

@@ -27,7 +27,33 @@ def _mean_once(estimators, method, X):
     return np.mean([done[id(e)] for e in estimators], axis=0)
 
 
-class AveragedClassifier(ClassifierMixin, BaseEstimator):
+class _Averaged(BaseEstimator):
+    """Base of the averages: the members, checked in ``fit``."""
+
+    def __init__(self, estimators):
+        self.estimators = estimators
+
+    def fit(self, X=None, y=None):
+        """Check the fitted members (nothing is trained).
+
+        Parameters
+        ----------
+        X, y : ignored
+            Present for the scikit-learn API.
+
+        Returns
+        -------
+        self : object
+            The ensemble.
+        """
+        if not self.estimators:
+            raise ValueError("estimators must be a non-empty list of fitted estimators")
+        self.estimators_ = list(self.estimators)
+        self._check_members()
+        return self
+
+
+class AveragedClassifier(ClassifierMixin, _Averaged):
     """Classifier whose decision function is the mean of fitted classifiers' ones.
 
     What :class:`rntk.RNTKClassifierCV` refits with ``n_average > 1``: the best
@@ -51,30 +77,11 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
         Class labels.
     """
 
-    def __init__(self, estimators):
-        self.estimators = estimators
-
-    def fit(self, X=None, y=None):
-        """Check the fitted members (nothing is trained).
-
-        Parameters
-        ----------
-        X, y : ignored
-            Present for the scikit-learn API.
-
-        Returns
-        -------
-        self : AveragedClassifier
-            The ensemble.
-        """
-        if not self.estimators:
-            raise ValueError("estimators must be a non-empty list of fitted classifiers")
-        classes = [np.asarray(e.classes_) for e in self.estimators]
+    def _check_members(self):
+        classes = [np.asarray(e.classes_) for e in self.estimators_]
         if any(c.shape != classes[0].shape or np.any(c != classes[0]) for c in classes):
             raise ValueError("the estimators must have the same classes_")
-        self.estimators_ = list(self.estimators)
         self.classes_ = classes[0]
-        return self
 
     @fill_doc(decision=DOC["decision_function"])
     def decision_function(self, X: Sequences) -> np.ndarray:
@@ -101,7 +108,7 @@ class AveragedClassifier(ClassifierMixin, BaseEstimator):
         return decision_to_labels(self.classes_, D[:, None] if D.ndim == 1 else D)
 
 
-class AveragedRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
+class AveragedRegressor(MultiOutputMixin, RegressorMixin, _Averaged):
     """Regressor whose prediction is the mean of fitted regressors' ones.
 
     What :class:`rntk.RNTKRegressorCV` refits with ``n_average > 1``: the best candidate
@@ -121,26 +128,8 @@ class AveragedRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The members.
     """
 
-    def __init__(self, estimators):
-        self.estimators = estimators
-
-    def fit(self, X=None, y=None):
-        """Check the members (nothing is trained).
-
-        Parameters
-        ----------
-        X, y : ignored
-            Present for the scikit-learn API.
-
-        Returns
-        -------
-        self : AveragedRegressor
-            The ensemble.
-        """
-        if not self.estimators:
-            raise ValueError("estimators must be a non-empty list of fitted regressors")
-        self.estimators_ = list(self.estimators)
-        return self
+    def _check_members(self):
+        pass
 
     @fill_doc(X_plain=DOC["X_plain"])
     def predict(self, X: Sequences) -> np.ndarray:

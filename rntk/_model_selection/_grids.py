@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 
+from .._utils import fill_doc
+
 __all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SETTINGS",
            "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "DEFAULT_REGRESSION_N_AVERAGE",
@@ -167,19 +169,24 @@ def unit_rms(series):
                 and np.abs(rms - 1).max() <= UNIT_RMS_TOL)
 
 
+#: The parameters of :func:`mean_readouts` and :func:`readout_stride`.
+_SIZING = """Parameters
+----------
+lengths : array-like of int
+    Lengths of the training series.
+pool : int, default=1
+    Steps averaged into one before the kernel.
+max_readouts : int, default=MEAN_READOUTS
+    Readouts at most.
+budget : float, default=MEAN_BUDGET
+    Cost cap of the training Gram, in pair-readout-steps."""
+
+
+@fill_doc(sizing=_SIZING)
 def mean_readouts(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_BUDGET):
     """Return the readouts per series of the default grid's pooled mean-readout setting.
 
-    Parameters
-    ----------
-    lengths : array-like of int
-        Lengths of the training series.
-    pool : int, default=1
-        Steps averaged into one before the kernel.
-    max_readouts : int, default=MEAN_READOUTS
-        Readouts at most.
-    budget : float, default=MEAN_BUDGET
-        Cost cap of the training Gram, in pair-readout-steps.
+    {sizing}
 
     Returns
     -------
@@ -192,19 +199,11 @@ def mean_readouts(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_BU
     return min(max_readouts, t_max, max(16, affordable))
 
 
+@fill_doc(sizing=_SIZING)
 def readout_stride(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_BUDGET):
     """Return the ``readout_stride`` of the default grid's pooled mean-readout settings.
 
-    Parameters
-    ----------
-    lengths : array-like of int
-        Lengths of the training series.
-    pool : int, default=1
-        Steps averaged into one before the kernel.
-    max_readouts : int, default=MEAN_READOUTS
-        Readouts at most, as in :func:`mean_readouts`.
-    budget : float, default=MEAN_BUDGET
-        Cost cap, as in :func:`mean_readouts`.
+    {sizing}
 
     Returns
     -------

@@ -79,6 +79,16 @@ def _fit_dataset_map(seqs, value):
     return {"channel_mean_": mean, "channel_scale_": scale}
 
 
+def _representation(name, transform, what):
+    """Return the row of a representation: an int size >= 2, the series replaced."""
+    return Preparation(
+        name, None, [Interval(numbers.Integral, 2, None, closed="left"), None],
+        f"{name} : int, default=None\n    Before the per-series scaling, {what}\n"
+        "    series of any length give the same number of steps.",
+        {"representation": lambda seqs, value, state: transform(seqs, value)},
+        group="representation")
+
+
 PREPARATIONS = (
     Preparation(
         "normalize", True, ["boolean", StrOptions(set(NORMALIZATIONS))],
@@ -93,30 +103,22 @@ PREPARATIONS = (
         "    ``quantiles``: the level and scale of each series relative to the others are\n"
         "    kept, and channels of different units weigh alike); ``False``: as given.",
         {"input": _dataset_map, "scale": _per_series_scale}, fit=_fit_dataset_map),
-    Preparation(
-        "spectrum", None, [Interval(numbers.Integral, 2, None, closed="left"), None],
-        "spectrum : int, default=None\n"
-        "    Before the per-series scaling, replace each series by its amplitude spectrum\n"
+    _representation(
+        "spectrum", spectrum_series,
+        "replace each series by its amplitude spectrum\n"
         "    on ``spectrum`` frequencies evenly spaced from 0 to 1/2 cycle per step\n"
         "    (:func:`rntk.amplitude_spectrum`; ``None``: the series itself). The network\n"
         "    then reads the spectrum from the lowest frequency to the highest, so that\n"
-        "    the kernel compares the frequency content of series whatever the phase;\n"
-        "    series of any length give the same number of steps.",
-        {"representation": lambda seqs, value, state: spectrum_series(seqs, value)},
-        group="representation"),
-    Preparation(
-        "quantiles", None, [Interval(numbers.Integral, 2, None, closed="left"), None],
-        "quantiles : int, default=None\n"
-        "    Before the per-series scaling, replace each series by the quantile functions\n"
+        "    the kernel compares the frequency content of series whatever the phase;"),
+    _representation(
+        "quantiles", quantile_series,
+        "replace each series by the quantile functions\n"
         "    of its values and of its steps (first differences), read at ``quantiles``\n"
         "    levels ``(k + 1/2) / quantiles``, each channel scaled to unit\n"
         "    root-mean-square (:func:`rntk.value_quantiles`; ``None``: the series itself;\n"
         "    not with ``spectrum``). The network then reads each distribution from its\n"
         "    lowest value to its highest, so that the kernel compares the distributions\n"
-        "    of values and of steps whatever their order in time; series of any length\n"
-        "    give the same number of steps.",
-        {"representation": lambda seqs, value, state: quantile_series(seqs, value)},
-        group="representation"),
+        "    of values and of steps whatever their order in time;"),
     Preparation(
         "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
         "pool : int, default=1\n"

@@ -19,6 +19,8 @@ import warnings
 
 import numpy as np
 
+from ._docs import fill_doc
+
 __all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_statistics",
            "check_same_channels",
            "interpolate_steps", "standardize_channels",
@@ -46,6 +48,12 @@ def _as_float_array(a, name):
         raise TypeError(f"{name} must hold real numbers; got dtype {arr.dtype}")
     return arr.astype(np.float64, copy=False)
 
+
+#: The first entry of the docstrings below.
+_SEQS = """Parameters
+----------
+seqs : list of ndarray of shape (T_i, m)
+    The sequences."""
 
 #: The ways to treat missing values inside a series (the estimators' ``missing``).
 MISSING = ("raise", "interpolate")
@@ -270,13 +278,11 @@ def check_same_channels(seqs, other=None, name="X", other_name="Y"):
     return m
 
 
+@fill_doc(seqs=_SEQS)
 def pack_end_aligned(seqs, fill=0.0):
     """Stack sequences into one array, aligned at their end (padding in front).
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     fill : float, default=0.0
         Value of the padding in front of shorter sequences.
 
@@ -301,13 +307,11 @@ def pack_end_aligned(seqs, fill=0.0):
 _SMALL_NORM = 1e-140
 
 
+@fill_doc(seqs=_SEQS)
 def unit_norm(seqs):
     """Scale each series to unit Euclidean norm (over all its steps and channels).
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
 
     Returns
     -------
@@ -360,13 +364,11 @@ def channel_statistics(seqs):
     return mean * peak, np.where(constant | (std == 0), 1.0, std * peak)
 
 
+@fill_doc(seqs=_SEQS)
 def standardize_channels(seqs, mean, scale):
     """Subtract ``mean`` from and divide by ``scale`` each channel of every series.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     mean, scale : ndarray of shape (m,)
         Per channel, from :func:`channel_statistics` of the training sequences.
 
@@ -379,13 +381,11 @@ def standardize_channels(seqs, mean, scale):
     return [(s - mean) / scale for s in seqs]
 
 
+@fill_doc(seqs=_SEQS)
 def normalize_series(seqs, how):
     """Scale each series as an estimator's ``normalize`` asks.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     how : bool or {"norm", "rms", "dataset"}
         ``True`` or ``"norm"``: unit Euclidean norm over all steps and channels;
         ``"rms"``: unit root-mean-square per step (the unit-norm series times
@@ -406,13 +406,11 @@ def normalize_series(seqs, how):
     return out
 
 
+@fill_doc(seqs=_SEQS)
 def pool_series(seqs, pool):
     """Average each series over blocks of ``pool`` consecutive steps, counted from its end.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     pool : int
         Steps per block; a first, shorter block keeps the ``T_i mod pool`` earliest
         steps (averaged over them).
@@ -453,13 +451,11 @@ def _per_shape(seqs, transform):
     return out
 
 
+@fill_doc(seqs=_SEQS)
 def spectrum_series(seqs, n_bins):
     """Replace each series by its amplitude spectrum on ``n_bins`` common frequencies.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     n_bins : int
         Frequencies of the common grid, evenly spaced from 0 to 1/2 cycle per step.
 
@@ -521,13 +517,11 @@ def _unit_rms_columns(a):
     return a / np.where(rms > 0, rms, 1.0)
 
 
+@fill_doc(seqs=_SEQS)
 def quantile_series(seqs, n_levels):
     """Replace each series by the quantile functions of its values and of its steps.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The sequences.
+    {seqs}
     n_levels : int
         Levels of the common grid, ``(k + 1/2) / n_levels`` for ``k < n_levels``.
 
