@@ -11,10 +11,15 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
-from .._kernels._params import RNTK_DEFAULTS as _D
-from .._utils import DOC, fill_doc, store_init_params
-from .._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, preparation_doc
+from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
+from .._utils import DOC, fill_doc
+from .._utils._preparations import (
+    MISSING_CONSTRAINT,
+    PREPARATION_CONSTRAINTS,
+    PREPARATIONS,
+    preparation_doc,
+)
+from .._utils._validation import init_with
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 
@@ -32,6 +37,19 @@ _CONSTRAINTS = {
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
 }
+
+
+def _params(**own):
+    """Return the estimators' parameters and defaults, from the tables.
+
+    The kernel's (``RNTK_PARAMS``), the estimator's own, the series preparations
+    (``PREPARATIONS``; ``own`` may set their defaults), then ``missing``, ``n_jobs`` and
+    ``device``.
+    """
+    kernel = [(p.name, p.default) for p in RNTK_PARAMS]
+    prep = [(p.name, own.pop(p.name, p.default)) for p in PREPARATIONS]
+    return kernel + list(own.items()) + prep + [("missing", "raise"), ("n_jobs", None),
+                                                 ("device", "cpu")]
 
 
 @fill_doc(kernel_doc=RNTK_PARAMS_DOC, preparations=preparation_doc(), **DOC)
@@ -108,14 +126,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
-                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"], model="svc", C=1.0, class_weight=None,
-                 alpha=1e-3, normalize=True, pool=1, spectrum=None, quantiles=None,
-                 missing="raise", n_jobs=None, device="cpu"):
-        store_init_params(self, locals())
+    __init__ = init_with(_params(model="svc", C=1.0, class_weight=None, alpha=1e-3))
 
     def _make_inner(self):
         if self.model == "ridge":
@@ -232,14 +243,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         "alpha": [Interval(numbers.Real, 0, None, closed="both")],
     }
 
-    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"], sigma_u=_D["sigma_u"],
-                 sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"], sigma_v=_D["sigma_v"],
-                 activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
-                 diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
-                 readout_band=_D["readout_band"], model="kernel_ridge",
-                 alpha=1.0, normalize=False, pool=1, spectrum=None, quantiles=None,
-                 missing="raise", n_jobs=None, device="cpu"):
-        store_init_params(self, locals())
+    __init__ = init_with(_params(model="kernel_ridge", alpha=1.0, normalize=False))
 
     def _make_inner(self):
         if self.model == "ridge":

@@ -311,13 +311,46 @@ def store_init_params(est, params):
             setattr(est, name, value)
 
 
+def init_with(params, first=None):
+    """Return an ``__init__`` that records the given parameters, with their signature.
+
+    For estimators whose parameters come from tables (the kernel options, the series
+    preparations) or from another estimator: scikit-learn's ``get_params``,
+    ``set_params`` and ``clone`` read the signature (``__signature__``), and the
+    ``__init__`` records its arguments, as :func:`store_init_params` does.
+
+    Parameters
+    ----------
+    params : list of (str, object)
+        Keyword-only parameters and their defaults, in order.
+    first : tuple of (str, object), default=None
+        One positional-or-keyword parameter before them, and its default.
+
+    Returns
+    -------
+    __init__ : function
+        ``(self, first=..., *, params...)``.
+    """
+    P = inspect.Parameter
+    head = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    if first is not None:
+        head.append(P(first[0], P.POSITIONAL_OR_KEYWORD, default=first[1]))
+    signature = inspect.Signature(head + [P(k, P.KEYWORD_ONLY, default=v) for k, v in params])
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        store_init_params(self, bound.arguments)
+
+    __init__.__signature__ = signature
+    return __init__
+
+
 def derived_init(estimator_class, first, before, after, exclude=()):
     """Return an ``__init__`` with an estimator's parameters and some of its own around.
 
     For estimators that wrap another (a search over it): their signature lists the
-    wrapped estimator's parameters, so that scikit-learn's ``get_params``, ``set_params``
-    and ``clone`` see every one, without retyping them. The ``__init__`` records its
-    arguments, as :func:`store_init_params` does.
+    wrapped estimator's parameters (see :func:`init_with`), without retyping them.
 
     Parameters
     ----------
@@ -333,26 +366,12 @@ def derived_init(estimator_class, first, before, after, exclude=()):
     Returns
     -------
     __init__ : function
-        With ``__signature__`` set: ``(self, first=..., *, before..., estimator's...,
-        after...)``.
+        ``(self, first=..., *, before..., estimator's..., after...)``.
     """
-    P = inspect.Parameter
-    own = [p for p in inspect.signature(estimator_class.__init__).parameters.values()
+    own = [(p.name, p.default)
+           for p in inspect.signature(estimator_class.__init__).parameters.values()
            if p.name != "self" and p.name not in exclude]
-    params = [P("self", P.POSITIONAL_OR_KEYWORD), P(first[0], P.POSITIONAL_OR_KEYWORD,
-                                                     default=first[1])]
-    params += [P(k, P.KEYWORD_ONLY, default=v) for k, v in before.items()]
-    params += [p.replace(kind=P.KEYWORD_ONLY) for p in own]
-    params += [P(k, P.KEYWORD_ONLY, default=v) for k, v in after.items()]
-    signature = inspect.Signature(params)
-
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        store_init_params(self, bound.arguments)
-
-    __init__.__signature__ = signature
-    return __init__
+    return init_with([*before.items(), *own, *after.items()], first)
 
 
 class KernelOverflowError(ValueError, OverflowError):
