@@ -133,6 +133,10 @@ RNTK_PARAMS = (
 
 RNTK_PARAM_NAMES = tuple(p.name for p in RNTK_PARAMS)
 RNTK_DEFAULTS = {p.name: p.default for p in RNTK_PARAMS}
+#: The least value of each integer option, read from its constraint (checked by
+#: ``resolve_params`` for the functions, by scikit-learn for the estimators).
+_LEAST = {p.name: c.left for p in RNTK_PARAMS for c in p.constraint
+          if isinstance(c, Interval) and c.type is numbers.Integral}
 RNTK_CONSTRAINTS = {p.name: p.constraint for p in RNTK_PARAMS}
 RNTK_VARIANCES = tuple(p.name for p in RNTK_PARAMS if p.variance)
 #: The numpydoc "Parameters" entries of the kernel hyperparameters.
@@ -253,8 +257,8 @@ def resolve_params(**params):
     n_layers = p["n_layers"]
     if isinstance(n_layers, bool) or not isinstance(n_layers, (int, np.integer)):
         raise TypeError(f"n_layers must be an integer, got {n_layers!r}")
-    if n_layers < 1:
-        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+    if n_layers < _LEAST["n_layers"]:
+        raise ValueError(f"n_layers must be >= {_LEAST['n_layers']}, got {n_layers}")
     n_layers = int(n_layers)
     activation, kind = p["activation"], p["kind"]
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
@@ -278,8 +282,8 @@ def resolve_params(**params):
     readout, band = p["readout"], p["readout_band"]
     if not isinstance(readout, str) or readout not in READOUTS:
         raise ValueError(f"unknown readout {readout!r}; choose one of {list(READOUTS)}")
-    stride = check_int(p["readout_stride"], "readout_stride")
-    band = -1 if band is None else check_int(band, "readout_band", minimum=0)
+    stride = check_int(p["readout_stride"], "readout_stride", _LEAST["readout_stride"])
+    band = -1 if band is None else check_int(band, "readout_band", _LEAST["readout_band"])
     return RNTKOptions(
         n_layers=n_layers, activation=activation, act=ACTIVATIONS[activation], **scales,
         sw2=squares["sigma_w"], su2=squares["sigma_u"], sb2=squares["sigma_b"],

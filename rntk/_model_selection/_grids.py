@@ -10,8 +10,10 @@ on draws of 1 and 2 training series per class; the test sets were not used), see
 import math
 
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from .._utils import fill_doc
+from .._utils._preparations import PREPARATION_CONSTRAINTS
 
 __all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SETTINGS",
            "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
@@ -245,6 +247,11 @@ def default_grid(lengths, alphas=None):
     return [_sized(g, lengths, alphas) for g in DEFAULT_GRID]
 
 
+def _least(name):
+    """Return the least value of a preparation, from its constraint in the table."""
+    return next(c.left for c in PREPARATION_CONSTRAINTS[name] if isinstance(c, Interval))
+
+
 def _sized(setting, lengths, alphas, bins=None, levels=None, band_steps=None):
     """Return a setting of a default grid sized for training series of these lengths.
 
@@ -254,9 +261,9 @@ def _sized(setting, lengths, alphas, bins=None, levels=None, band_steps=None):
     longest = max(lengths)
     g = dict(setting)
     if "spectrum" in g:
-        g["spectrum"] = [max(2, min(bins or SPECTRUM_BINS, longest // 2 + 1))]
+        g["spectrum"] = [max(_least("spectrum"), min(bins or SPECTRUM_BINS, longest // 2 + 1))]
     elif "quantiles" in g:
-        g["quantiles"] = [max(2, min(levels or QUANTILE_LEVELS, longest))]
+        g["quantiles"] = [max(_least("quantiles"), min(levels or QUANTILE_LEVELS, longest))]
     elif "readout_band" in g:
         g["pool"] = [max(1, -(-longest // (band_steps or BAND_STEPS)))]
     if "pool" in g and "readout_band" not in g:
