@@ -65,8 +65,12 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         return prepare_series(xs, self._preparation_values(), state)
 
     # -- fitting and prediction ------------------------------------------------------
-    def _fit_gram(self, xs, K, y, sample_weight=None):
-        """Fit the inner model on the Gram ``K`` of the prepared sequences ``xs``."""
+    def _fit_gram(self, xs, K, y, sample_weight=None, loo=None):
+        """Fit the inner model on the Gram ``K`` of the prepared sequences ``xs``.
+
+        ``loo``: out-of-sample decision values of the training series, if a search has
+        them already (a classifier calibrates its probabilities on them).
+        """
         inner = self._make_inner()
         if sample_weight is None:
             inner.fit(K, y)
@@ -75,7 +79,11 @@ class PrecomputedSequenceEstimator(BaseEstimator):
         self.estimator_ = inner
         self.X_fit_ = list(xs)
         self._after_fit()
+        self._calibrate_on_gram(K, y, loo)
         return self
+
+    def _calibrate_on_gram(self, K, y, loo):
+        pass
 
     def _after_fit(self):
         pass

@@ -341,6 +341,37 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         self._check_refit()
         return self.best_estimator_.decision_function(X)
 
+    @fill_doc(X_predict=DOC["X_predict"])
+    def predict_proba(self, X: Sequences) -> np.ndarray:
+        """Class probabilities of the refitted model.
+
+        {X_predict}
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_proba(X)``: the decision values scaled by one
+            temperature fitted on their exact leave-one-out values (with
+            ``protocol="loo"``; the SVC's on folds of its Gram with ``"paper"``),
+            then normalised; the columns in the order of ``classes_``.
+        """
+        self._check_refit()
+        return self.best_estimator_.predict_proba(X)
+
+    @fill_doc(X_predict=DOC["X_predict"])
+    def predict_log_proba(self, X: Sequences) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`.
+
+        {X_predict}
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            ``best_estimator_.predict_log_proba(X)``.
+        """
+        self._check_refit()
+        return self.best_estimator_.predict_log_proba(X)
+
 
 
 

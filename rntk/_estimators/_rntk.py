@@ -6,12 +6,20 @@ import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context, clone
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
+from .._model_selection._calibration import decision_log_proba, decision_proba, fit_temperature
+from .._model_selection._loo import (
+    eigh_gram,
+    gram_scale,
+    one_vs_all_targets,
+    ridge_loo_predictions,
+)
 from .._utils import DOC, fill_doc
 from .._utils._preparations import (
     MISSING_CONSTRAINT,
@@ -50,6 +58,22 @@ def _params(**own):
     prep = [(p.name, own.pop(p.name, p.default)) for p in PREPARATIONS]
     return kernel + list(own.items()) + prep + [("missing", "raise"), ("n_jobs", None),
                                                  ("device", "cpu")]
+
+
+def _consistent(P, classes, labels):
+    """Return ``P`` with the predicted class the most probable.
+
+    The SVC's votes decide its ``predict``, which its decision values can break
+    otherwise in rare ties: the two probabilities are then swapped.
+    """
+    if labels is None:
+        return P
+    want = np.searchsorted(classes, labels)
+    rows = np.flatnonzero(P.argmax(axis=1) != want)
+    for r in rows:  # swap the two probabilities
+        top = P[r].argmax()
+        P[r, [top, want[r]]] = P[r, [want[r], top]]
+    return P
 
 
 @fill_doc(kernel_doc=RNTK_PARAMS_DOC, preparations=preparation_doc(), **DOC)
@@ -142,6 +166,70 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
             self.support_ = self.estimator_.support_
         elif hasattr(self, "support_"):
             del self.support_
+
+    # -- probabilities ---------------------------------------------------------------
+    def _calibrate_on_gram(self, K, y, loo):
+        self._calibrate(self._out_of_sample_decision(K, y) if loo is None else loo, y)
+
+    def _out_of_sample_decision(self, K, y):
+        """Decision values of the training series by models that did not see them.
+
+        The ridge classifier's exact leave-one-out values (one eigendecomposition); the
+        SVC's on stratified folds of the Gram (at most 5, each class in every training
+        part; the training decision values where a class has a single member).
+        """
+        if self.model == "ridge":
+            _, Y = one_vs_all_targets(y)
+            eig = eigh_gram(K, fit_intercept=True)
+            return ridge_loo_predictions(eig, Y, [self.alpha * gram_scale(K)])[0]
+        y = np.asarray(y)
+        folds = min(5, int(np.unique(y, return_counts=True)[1].min()))
+        if folds < 2:
+            return self.estimator_.decision_function(K)
+        D = np.zeros((len(y), 1 if len(self.classes_) == 2 else len(self.classes_)))
+        for train, test in StratifiedKFold(folds).split(np.zeros(len(y)), y):
+            svc = clone(self.estimator_).fit(K[np.ix_(train, train)], y[train])
+            d = svc.decision_function(K[np.ix_(test, train)])
+            D[test] = d[:, None] if d.ndim == 1 else d
+        return D
+
+    def _calibrate(self, D, y):
+        """Fit ``proba_scale_`` on out-of-sample decision values ``D`` of ``y``."""
+        self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
+        return self
+
+    @fill_doc(X_plain=DOC["X_plain"])
+    def predict_proba(self, X: Sequences) -> np.ndarray:
+        """Probability of each class, from the decision values.
+
+        {X_plain}
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``softmax(a D)`` of the decision values ``D`` (two classes: ``1 / (1 +
+            exp(-a d))`` for ``classes_[1]``), one scale ``a = proba_scale_`` fitted on
+            out-of-sample decision values of the training series (see
+            ``proba_scale_``); columns in the order of ``classes_``, the largest that of
+            ``predict``.
+        """
+        return _consistent(decision_proba(self.decision_function(X), self.proba_scale_),
+                           self.classes_, self.predict(X) if self.model == "svc" else None)
+
+    @fill_doc(X_plain=DOC["X_plain"])
+    def predict_log_proba(self, X: Sequences) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`, computed without underflow.
+
+        {X_plain}
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities, in the order of ``classes_``.
+        """
+        if self.model == "svc":
+            return np.log(self.predict_proba(X))
+        return decision_log_proba(self.decision_function(X), self.proba_scale_)
 
     def _predict_columns(self):
         return getattr(self, "support_", None)

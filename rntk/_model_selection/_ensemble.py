@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, fill_doc
+from ._calibration import decision_log_proba, decision_proba, fit_temperature
 from ._loo import decision_to_labels
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -92,6 +93,51 @@ class AveragedClassifier(ClassifierMixin, _Averaged):
         """
         check_is_fitted(self)
         return _mean_once(self.estimators_, "decision_function", X)
+
+    def _calibrate(self, D, y):
+        """Fit ``proba_scale_`` on out-of-sample mean decision values ``D`` of ``y``.
+
+        ``None``: the mean of the members' scales (an average not fitted by a search).
+        """
+        if D is None:
+            self.proba_scale_ = float(np.mean([e.proba_scale_ for e in self.estimators_]))
+        else:
+            self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
+        return self
+
+    @fill_doc(X_plain=DOC["X_plain"])
+    def predict_proba(self, X: Sequences) -> np.ndarray:
+        """Probability of each class, from the mean decision values.
+
+        {X_plain}
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``softmax(a D)`` of the mean decision values (two classes: ``1 / (1 +
+            exp(-a d))``), ``a = proba_scale_`` fitted by the search on the mean of the
+            members' exact leave-one-out decision values.
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "proba_scale_"):
+            self._calibrate(None, None)
+        return decision_proba(self.decision_function(X), self.proba_scale_)
+
+    @fill_doc(X_plain=DOC["X_plain"])
+    def predict_log_proba(self, X: Sequences) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`, computed without underflow.
+
+        {X_plain}
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities, in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "proba_scale_"):
+            self._calibrate(None, None)
+        return decision_log_proba(self.decision_function(X), self.proba_scale_)
 
     @fill_doc(X_plain=DOC["X_plain"])
     def predict(self, X: Sequences) -> np.ndarray:

@@ -42,7 +42,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._nystroem import RNTKNystroem
 from .._utils import KernelOverflowError, fill_doc
-from ._loo import _check_alphas, loo_classification_scores, one_vs_all_targets
+from ._loo import _check_alphas
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS", "FeatureLOOScorer",
@@ -207,12 +207,6 @@ class FeatureLOOScorer(RidgeLOOScorer):
 
     def __init__(self, classification=True):
         super().__init__(classification=classification)
-
-    def _classification_scores(self, Phi, y, alphas):
-        """LOO accuracy and squared error from the features, relative ``alphas``."""
-        classes, Y = one_vs_all_targets(y)
-        loo = feature_loo_predictions(feature_svd(Phi), Y, alphas * _relative_scale(Phi))
-        return loo_classification_scores(y, classes, Y, loo)
 
     def _ridge_loo(self, Phi, Y, alphas):
         """LOO predictions of ridge with an intercept from the features, relative ``alphas``."""

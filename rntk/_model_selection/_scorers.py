@@ -24,8 +24,9 @@ from ._loo import (
     constant_loo_predictions,
     eigh_gram,
     gram_scale,
+    loo_classification_scores,
+    one_vs_all_targets,
     ridge_loo_predictions,
-    ridge_loo_scores_classification,
 )
 
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
@@ -232,6 +233,10 @@ class RidgeLOOScorer:
             LOO accuracy or ``R^2``.
         tiebreak : ndarray of shape (n_candidates,) or None
             Minus the LOO squared error (classification), higher is better.
+
+        The LOO predictions of every candidate stay in ``last_loo`` (shape
+        ``(n_candidates, n_samples, n_targets)``; the ``{-1, +1}`` one-vs-all decision
+        values of a classifier), for the search to calibrate and average what it refits.
         """
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0):
@@ -239,12 +244,14 @@ class RidgeLOOScorer:
                 "exact leave-one-out needs every alpha > 0 (at alpha = 0 a sample left "
                 "out is interpolated by the others); drop alpha=0 from the grid or give "
                 "cv folds")
+        self.last_loo = None
         if self.classification:
             if np.any(np.isinf(alphas)):
                 raise ValueError("alpha=inf (the mean) is a candidate of regression only")
             acc, mse = self._classification_scores(K, y, alphas)
             return acc[:, None], -mse
-        return loo_r2(y, self.regression_loo(K, y, alphas))[:, None], None
+        self.last_loo = self.regression_loo(K, y, alphas)
+        return loo_r2(y, self.last_loo)[:, None], None
 
     def regression_loo(self, K, y, alphas):
         """Clipped LOO predictions of the regressor for each relative ridge (``inf``: mean).
@@ -280,6 +287,6 @@ class RidgeLOOScorer:
 
     def _classification_scores(self, K, y, alphas):
         """LOO accuracy and squared error of the ridge classifier, relative ``alphas``."""
-        eig = eigh_gram(K, fit_intercept=True)
-        return ridge_loo_scores_classification(eig, y, alphas * gram_scale(K),
-                                               return_mse=True)
+        classes, Y = one_vs_all_targets(y)
+        self.last_loo = self._ridge_loo(K, Y, alphas)
+        return loo_classification_scores(y, classes, Y, self.last_loo)

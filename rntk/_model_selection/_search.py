@@ -59,6 +59,8 @@ class SearchOutcome(NamedTuple):
     non_finite: list  # indices of the settings whose Gram was not finite
     top: list = []  # (candidate index, Gram) of the best candidate of each of the
     #                 ``keep`` best settings, best first (see ``search_grams``)
+    loo: dict = {}  # candidate index -> its leave-one-out predictions, for the best
+    #                 candidate of each setting and the priors, when the scorer gives them
 
 
 #: Relative tolerance below which two tie-breaks are equal: a tie-break that is the same
@@ -192,6 +194,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                              f"of as many candidates, not itself in same_as")
     last_use = {h: max(g for g in same_as if same_as[g] == h) for h in same_as.values()}
     kept = {}  # group -> its Gram, while a later group of same_as needs it
+    loo_by_group, loo = {}, {}  # the scorer's leave-one-out predictions
     prior_grams = {}  # prior candidate -> (Gram, setting)
     # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     blas = one_blas_thread(len(y) < 2000)
@@ -222,6 +225,8 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                 else:
                     scores[idxs] = scores[groups[h]]
                     tiebreak[idxs] = tiebreak[groups[h]]
+                    if h in loo_by_group:
+                        loo_by_group[s] = dict(zip(idxs, loo_by_group[h].values()))
             elif K is None or not np.isfinite(K).all():  # None: the kernel refused
                 non_finite.append(s)
             elif score_gram is not None:
@@ -230,6 +235,9 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                     scores[idxs] = S
                     if tb is not None:
                         tiebreak[idxs] = tb
+                    group_loo = getattr(score_gram, "last_loo", None)
+                    if group_loo is not None:
+                        loo_by_group[s] = dict(zip(idxs, group_loo))
                 except Exception as exc:
                     if error_score == "raise":
                         raise
@@ -259,6 +267,11 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                         best_i, best_key, best_K = i, key, K
                     if set_key is None or _beats(key, set_key):
                         set_i, set_key = i, key
+                group_loo = loo_by_group.get(s, {})
+                for i in {set_i, best_i, *priors} & set(group_loo):
+                    loo[i] = group_loo[i].copy()  # what a refit of i is calibrated on
+                if s not in same_as.values():  # no later group reads them
+                    loo_by_group.pop(s, None)
                 if keep > 1 and not np.isnan(np.mean(scores[set_i])):
                     # after every setting it does not beat: ties go to the first setting
                     at = next((j for j, e in enumerate(top) if _beats(set_key, e[0])),
@@ -286,7 +299,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     if keep <= 1:
         top = [] if best_i < 0 else [(None, None, best_i, best_K)]
     return SearchOutcome(scores, tiebreak, kernel_time, fit_time, best_i, best_K, failures,
-                         non_finite, [(i, K) for _, _, i, K in top])
+                         non_finite, [(i, K) for _, _, i, K in top], loo)
 
 
 def _setting_starts(grid):
@@ -614,7 +627,7 @@ class BaseKernelSearchCV(BaseEstimator):
             top = outcome.top if n_average > 1 else [(self.best_index_, outcome.best_gram)]
             self.__dict__.pop("loo_score_", None)  # of an earlier fit
             if exact_loo and base._is_regressor:
-                top = self._average_or_mean(top, candidates, y, score_gram)
+                top = self._average_or_mean(top, candidates, y, score_gram, outcome.loo)
                 n_average = len(top)
             members, used, fitted = [], [], {}
             for i, K in top:
@@ -627,8 +640,10 @@ class BaseKernelSearchCV(BaseEstimator):
                 if features is not None:
                     est._fit_preparation(raw)
                     features.refit(est, K, y, i)
+                    if not base._is_regressor:
+                        est._calibrate(outcome.loo.get(i), y)
                 else:
-                    est._fit_gram(est._prepare(raw), K, y)
+                    est._fit_gram(est._prepare(raw), K, y, loo=outcome.loo.get(i))
                 for attr in ("n_channels_in_", "n_features_in_", "feature_names_in_"):
                     if hasattr(self, attr):
                         setattr(est, attr, getattr(self, attr))
@@ -638,15 +653,20 @@ class BaseKernelSearchCV(BaseEstimator):
                 features.transformers = []  # release the landmarks of the other settings
             if n_average > 1:
                 self.averaged_params_ = [candidates[i] for i in used]
-                averaged = AveragedRegressor if base._is_regressor else AveragedClassifier
-                self.best_estimator_ = averaged(members).fit()
+                if base._is_regressor:
+                    self.best_estimator_ = AveragedRegressor(members).fit()
+                else:
+                    loo = [outcome.loo.get(redirect.get(i, i)) for i, _ in top]
+                    self.best_estimator_ = AveragedClassifier(members).fit()
+                    self.best_estimator_._calibrate(
+                        None if any(v is None for v in loo) else np.mean(loo, axis=0), y)
             else:
                 self.__dict__.pop("averaged_params_", None)  # of an earlier fit
                 self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
 
-    def _average_or_mean(self, top, candidates, y, scorer):
+    def _average_or_mean(self, top, candidates, y, scorer, loo_of):
         """Return the members a regression search refits: the average, or the mean.
 
         The leave-one-out predictions of an average of regressors are the average of
@@ -655,7 +675,8 @@ class BaseKernelSearchCV(BaseEstimator):
         candidate of the grid, if any), the mean is refitted instead. Sets
         ``loo_score_``.
         """
-        loo = np.mean([scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0]
+        loo = np.mean([loo_of[i] if i in loo_of else
+                       scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0]
                        for i, K in top], axis=0)
         self.loo_score_ = float(loo_r2(y, loo[None])[0])
         mean = next((i for i, c in enumerate(candidates) if np.isinf(c.get("alpha", 0.0))),

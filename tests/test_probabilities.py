@@ -1,0 +1,141 @@
+"""Probabilities: one temperature on out-of-sample decision values, the invariants."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from rntk import AveragedClassifier, RNTKClassifier, RNTKClassifierCV, rntk_kernel
+from rntk.model_selection import eigh_gram, one_vs_all_targets, ridge_loo_predictions
+
+
+def _waves(rng, n_per_class=8, T=12, noise=0.6, n_classes=3):
+    t = np.linspace(0, 1, T)
+    X = np.concatenate([np.sin((3 + 2 * c) * t) + noise * rng.normal(size=(n_per_class, T))
+                        for c in range(n_classes)])
+    return X, np.repeat(np.arange(n_classes), n_per_class)
+
+
+def _nll(D, y_index, a):
+    """Mean negative log-likelihood of softmax(a D) (two classes: sigmoid), by hand."""
+    if D.shape[1] == 1:
+        z = a * D[:, 0]
+        logP = np.column_stack([-np.logaddexp(0, z), -np.logaddexp(0, -z)])
+    else:
+        Z = a * D
+        logP = Z - np.logaddexp.reduce(Z, axis=1, keepdims=True)
+    return -np.mean(logP[np.arange(len(y_index)), y_index])
+
+
+def _brute_scale(D, y_index):
+    res = minimize_scalar(lambda t: _nll(D, y_index, np.exp(t)), bounds=(-10, 10),
+                          method="bounded", options={"xatol": 1e-9})
+    return np.exp(res.x)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_ridge_temperature_is_fitted_on_the_exact_loo_values(rng, n_classes):
+    X, y = _waves(rng, n_classes=n_classes)
+    clf = RNTKClassifier(model="ridge", alpha=1e-2).fit(X, y)
+    xs = clf._prepare([np.asarray(x, float)[:, None] for x in X])
+    K = clf._gram(xs)
+    _, Y = one_vs_all_targets(y)
+    n = len(y)
+    # the LOO decision values by explicit refits (bordered system, the full Gram's ridge)
+    ridge = 1e-2 * np.trace(K) / n
+    D = np.empty_like(Y)
+    for i in range(n):
+        keep = np.arange(n) != i
+        A = np.zeros((n, n))
+        A[0, 1:] = A[1:, 0] = 1.0
+        A[1:, 1:] = K[np.ix_(keep, keep)] + ridge * np.eye(n - 1)
+        sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
+        D[i] = sol[0] + K[i, keep] @ sol[1:]
+    np.testing.assert_allclose(
+        ridge_loo_predictions(eigh_gram(K, True), Y, [ridge])[0], D, rtol=1e-7, atol=1e-9)
+    assert clf.proba_scale_ == pytest.approx(_brute_scale(D, y), rel=1e-4)
+
+
+def test_the_average_is_calibrated_on_the_mean_of_its_members_loo_values(rng):
+    X, y = _waves(rng, n_per_class=6, T=16)
+    search = RNTKClassifierCV().fit(X, y)
+    avg = search.best_estimator_
+    assert isinstance(avg, AveragedClassifier)
+    loo = []
+    for est in avg.estimators_:
+        xs = est._prepare([np.asarray(x, float)[:, None] for x in X])
+        K = est._gram(xs)
+        _, Y = one_vs_all_targets(y)
+        loo.append(ridge_loo_predictions(eigh_gram(K, True), Y,
+                                         [est.alpha * np.trace(K) / len(K)])[0])
+    assert avg.proba_scale_ == pytest.approx(_brute_scale(np.mean(loo, axis=0), y), rel=1e-4)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: RNTKClassifier(model="ridge", alpha=1e-2),
+    lambda: RNTKClassifier(C=10.0),
+    lambda: RNTKClassifierCV({"sigma_b": [0.0, 1.0], "alpha": [1e-3, 1e-1]}),
+    lambda: RNTKClassifierCV(),
+    lambda: RNTKClassifierCV({"sigma_b": [0.0, 1.0], "C": [1.0]}, protocol="paper", cv=3),
+])
+def test_probability_invariants(make):
+    """Rows in [0, 1] summing to 1, columns in ``classes_`` order, argmax = predict."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = pytest.importorskip("hypothesis.strategies")
+
+    @hypothesis.settings(max_examples=6, deadline=None)
+    @hypothesis.given(seed=st.integers(0, 1000), n_classes=st.integers(2, 4),
+                      labels=st.sampled_from(["int", "str"]))
+    def check(seed, n_classes, labels):
+        rng = np.random.default_rng(seed)
+        X, y = _waves(rng, n_per_class=5, T=10, n_classes=n_classes)
+        if labels == "str":
+            y = np.array(["c", "a", "d", "b"])[y]
+        clf = make().fit(X, y)
+        X_new = X + 0.5 * rng.normal(size=X.shape)
+        P = clf.predict_proba(X_new)
+        assert P.shape == (len(X_new), n_classes)
+        assert np.all((P >= 0) & (P <= 1))
+        np.testing.assert_allclose(P.sum(axis=1), 1.0, rtol=1e-12)
+        np.testing.assert_array_equal(clf.classes_[P.argmax(axis=1)], clf.predict(X_new))
+        np.testing.assert_allclose(np.exp(clf.predict_log_proba(X_new)), P, rtol=1e-10,
+                                   atol=1e-300)
+        # the columns follow the classes: the probability of the true class is high
+        # where the decision value is
+        D = clf.decision_function(X_new)
+        if n_classes > 2:
+            np.testing.assert_array_equal(P.argmax(axis=1), D.argmax(axis=1))
+
+    check()
+
+
+def test_log_probabilities_do_not_underflow(rng):
+    X, y = _waves(rng, n_classes=2, noise=0.01)
+    clf = RNTKClassifier(model="ridge", alpha=1e-6).fit(X, y)
+    far = X * 50.0
+    L = clf.predict_log_proba(far)
+    assert np.all(np.isfinite(L))
+
+
+def test_the_scale_sharpens_with_separable_data(rng):
+    """Out-of-sample values of an easy problem get a larger scale than a hard one's."""
+    easy, y = _waves(rng, noise=0.05)
+    hard, _ = _waves(rng, noise=3.0)
+    a_easy = RNTKClassifier(model="ridge", alpha=1e-2).fit(easy, y).proba_scale_
+    a_hard = RNTKClassifier(model="ridge", alpha=1e-2).fit(hard, y).proba_scale_
+    assert a_easy > 3 * a_hard
+
+
+def test_one_series_per_class_still_gives_probabilities(rng):
+    X, y = _waves(rng, n_per_class=1, n_classes=3)
+    for clf in (RNTKClassifier(C=1.0), RNTKClassifier(model="ridge"), RNTKClassifierCV()):
+        P = clf.fit(X, y).predict_proba(X)
+        np.testing.assert_allclose(P.sum(axis=1), 1.0)
+        assert np.all(np.isfinite(P))
+
+
+def test_the_kernel_is_untouched(rng):
+    """Probabilities change nothing of the decision values."""
+    X, y = _waves(rng)
+    clf = RNTKClassifier(model="ridge", alpha=1e-2).fit(X, y)
+    K = rntk_kernel(clf._prepare(list(X[:, :, None]), fitted=True), clf.X_fit_)
+    np.testing.assert_allclose(clf.decision_function(X), clf.estimator_.decision_function(K))
