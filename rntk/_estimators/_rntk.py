@@ -61,7 +61,7 @@ def _params(**own):
 
 
 def _consistent(P, classes, labels):
-    """Return ``P`` with the predicted class the most probable.
+    """Return the (log-)probabilities ``P`` with the predicted class the most probable.
 
     The SVC's votes decide its ``predict``, which its decision values can break
     otherwise in rare ties: the two probabilities are then swapped.
@@ -227,9 +227,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         log_proba : ndarray of shape (n_samples, n_classes)
             Log-probabilities, in the order of ``classes_``.
         """
-        if self.model == "svc":
-            return np.log(self.predict_proba(X))
-        return decision_log_proba(self.decision_function(X), self.proba_scale_)
+        return _consistent(decision_log_proba(self.decision_function(X), self.proba_scale_),
+                           self.classes_, self.predict(X) if self.model == "svc" else None)
 
     def _predict_columns(self):
         return getattr(self, "support_", None)
