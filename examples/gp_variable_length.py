@@ -71,7 +71,11 @@ def run_once(rng, t_var, n_train, n_test, t_fixed=10):
     Xt, yt = windows(rng, signal, n_test, t_fixed, t_var)
     out = {}
 
-    kernel = RNTK(sigma_b=0.1, sigma_h=0.1, sigma_u_bounds="fixed") + WhiteKernel(1e-3)
+    # the network's scales fitted too (the kernel object fixes all but sigma_v unless
+    # given bounds)
+    free = (1e-3, 1e3)
+    kernel = RNTK(sigma_b=0.1, sigma_h=0.1, sigma_w_bounds=free, sigma_b_bounds=free,
+                  sigma_h_bounds=free, sigma_v_bounds=free) + WhiteKernel(1e-3)
     gp = GaussianProcessRegressor(kernel, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

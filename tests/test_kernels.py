@@ -34,8 +34,12 @@ def test_values_match_rntk_kernel(rng):
     assert not k.requires_vector_input
 
 
+#: Every scale free for the optimiser (the default fixes all but ``sigma_v``).
+FREE = {f"sigma_{p}_bounds": (1e-3, 1e3) for p in "wubhv"}
+
+
 def test_hyperparameters_and_theta():
-    k = RNTK(sigma_b=0.5, sigma_h=0.0, sigma_u_bounds="fixed")
+    k = RNTK(sigma_b=0.5, sigma_h=0.0, **{**FREE, "sigma_u_bounds": "fixed"})
     names = [h.name for h in k.hyperparameters]
     assert names == ["sigma_b", "sigma_h", "sigma_u", "sigma_v", "sigma_w"]
     free = [h.name for h in k.hyperparameters if not h.fixed]
@@ -51,7 +55,7 @@ def test_hyperparameters_and_theta():
 
 
 def test_per_layer_hyperparameters(rng):
-    k = RNTK(n_layers=2, sigma_w=[1.3, 1.45], sigma_b=[0.1, 0.2])
+    k = RNTK(n_layers=2, sigma_w=[1.3, 1.45], sigma_b=[0.1, 0.2], **FREE)
     hp = {h.name: h for h in k.hyperparameters}
     assert hp["sigma_w"].n_elements == 2 and hp["sigma_b"].n_elements == 2
     assert k.theta.shape == (2 + 2 + 1 + 1,)
@@ -66,7 +70,7 @@ def test_gradient_of_homogeneous_parameters(rng):
     # With sigma_b = sigma_h = 0 the ReLU RNTK is proportional to sigma_u^2 and to
     # sigma_v^2 (positive homogeneity of ReLU): d K / d log sigma = 2 K exactly.
     X = _series(rng, [6, 4, 7, 5])
-    k = RNTK(sigma_w=1.4, sigma_u=0.8, sigma_v=1.3)
+    k = RNTK(sigma_w=1.4, sigma_u=0.8, sigma_v=1.3, **FREE)
     K, G = k(X, eval_gradient=True)
     names = [h.name for h in k.hyperparameters if not h.fixed]
     assert names == ["sigma_u", "sigma_v", "sigma_w"]
@@ -84,9 +88,10 @@ def test_gradient_matches_independent_differences(rng, activation, family):
     X = _series(rng, [5, 7, 4], m=2)
     base = dict(sigma_w=1.35, sigma_u=1.1, sigma_b=0.3, sigma_h=0.2, sigma_v=0.9,
                 activation=activation, **family)
-    k = RNTK(**base)
+    k = RNTK(**base, **FREE)
     K, G = k(X, eval_gradient=True)
     names = [h.name for h in k.hyperparameters if not h.fixed]
+    assert len(names) == 5
     h = 1e-3
     for d, name in enumerate(names):
         def at(delta, name=name):
@@ -160,6 +165,34 @@ def test_gp_classifier(rng):
 
 def test_zero_hyperparameters_fixed_in_compound_kernels():
     # sigma_b = sigma_h = 0 by default: a Sum kernel must agree on what theta holds
-    kernel = RNTK() + WhiteKernel(0.1)
+    kernel = RNTK(**FREE) + WhiteKernel(0.1)
     free = [h for h in kernel.hyperparameters if not h.fixed]
     assert len(free) == kernel.theta.size == kernel.bounds.shape[0] == 4
+
+
+def test_by_default_only_the_amplitude_is_free(rng):
+    """The scales are fixed unless given bounds; the amplitude's gradient is 2 K."""
+    k = RNTK(sigma_b=0.3)
+    assert [h.name for h in k.hyperparameters if not h.fixed] == ["sigma_v"]
+    X = _series(rng, [5, 7, 4])
+    K, G = k(X, eval_gradient=True)
+    np.testing.assert_allclose(G[:, :, 0], 2 * K, rtol=1e-12)
+
+
+def test_gaussian_process_classification_does_not_collapse():
+    """scikit-learn's default optimiser on GunPoint: not at chance, near the fixed kernel.
+
+    With every scale free it drove sigma_w to its bound and the kernel to nearly zero:
+    49.3%, chance. Now only the amplitude is fitted.
+    """
+    import warnings
+
+    from rntk.datasets import load_ucr
+
+    X, y, X_test, y_test = load_ucr("GunPoint")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the optimiser's convergence notes
+        fitted = GaussianProcessClassifier(kernel=RNTK()).fit(X, y)
+    fixed = GaussianProcessClassifier(kernel=RNTK(), optimizer=None).fit(X, y)
+    assert fitted.score(X_test, y_test) >= fixed.score(X_test, y_test) - 0.02 > 0.9
+    assert fitted.kernel_.sigma_v != 1.0 and fitted.kernel_.sigma_w == 2 ** 0.5

@@ -284,7 +284,8 @@ def test_rntk_kernel_object_uses_exact_gradients(rng):
     from rntk import RNTK
 
     X = [rng.normal(size=t) for t in (5, 7, 4, 6, 3)]
-    kernel = RNTK(n_layers=2, sigma_w=[1.3, 1.2], sigma_b=0.3, sigma_h=0.5, sigma_v=1.1)
+    kernel = RNTK(n_layers=2, sigma_w=[1.3, 1.2], sigma_b=0.3, sigma_h=0.5, sigma_v=1.1,
+                  **{f"sigma_{p}_bounds": (1e-3, 1e3) for p in "wubhv"})
     K, dK = kernel(X, eval_gradient=True)
     assert dK.shape == (5, 5, len(kernel.theta)) == (5, 5, 6)
     np.testing.assert_allclose(K, rntk_kernel(X, **kernel._kernel_params()), rtol=1e-12)

@@ -68,12 +68,18 @@ class RNTK(GenericKernelMixin, Kernel):
     Parameters
     ----------
     {kernel_params}
-    sigma_w_bounds, sigma_u_bounds, sigma_b_bounds, sigma_h_bounds, sigma_v_bounds : \
-pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
+    sigma_w_bounds, sigma_u_bounds, sigma_b_bounds, sigma_h_bounds : \
+pair of floats >= 0 or "fixed", default="fixed"
         Bounds of each hyperparameter for the optimiser of a GP; ``"fixed"`` keeps
-        it out of ``theta``. A hyperparameter whose value is 0 (any entry, for a
-        per-layer one) is always held fixed, since ``theta`` is the log of the
-        values.
+        it out of ``theta``. The network's scales are fixed by default: fitted by the
+        marginal likelihood, they collapse (scikit-learn's optimiser drove
+        ``sigma_w`` to its lower bound and the kernel to nearly zero, a chance-level
+        classifier on GunPoint), so give bounds to fit them on purpose. A
+        hyperparameter whose value is 0 (any entry, for a per-layer one) is always
+        held fixed, since ``theta`` is the log of the values.
+    sigma_v_bounds : pair of floats >= 0 or "fixed", default=(1e-5, 1e5)
+        Bounds of the output scale, the kernel's amplitude (``K`` is proportional to
+        ``sigma_v ** 2``): free by default, its gradient exact (``2 K``) and cheap.
     n_jobs : int, default=None
         Numba threads per kernel evaluation; ``None``: the current setting (Numba's
         thread count, all cores unless changed by ``numba.set_num_threads``), ``-1``:
@@ -122,9 +128,9 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
                  activation=_D["activation"], kind=_D["kind"], direction=_D["direction"],
                  diff=_D["diff"], readout=_D["readout"], readout_stride=_D["readout_stride"],
                  readout_band=_D["readout_band"],
-                 sigma_w_bounds=(1e-3, 1e3), sigma_u_bounds=(1e-3, 1e3),
-                 sigma_b_bounds=(1e-3, 1e3), sigma_h_bounds=(1e-3, 1e3),
-                 sigma_v_bounds=(1e-3, 1e3), n_jobs=None):
+                 sigma_w_bounds="fixed", sigma_u_bounds="fixed",
+                 sigma_b_bounds="fixed", sigma_h_bounds="fixed",
+                 sigma_v_bounds=(1e-5, 1e5), n_jobs=None):
         store_init_params(self, locals())
 
     # -- hyperparameters -------------------------------------------------------------
@@ -175,12 +181,14 @@ pair of floats >= 0 or "fixed", default=(1e-3, 1e3)
 
     def _gradient(self, X, theta, K=None):
         """Gradient of ``k(X, X)`` with respect to ``theta``, shape (n, n, n_dims)."""
+        names = [hp.name for hp in self.hyperparameters if not hp.fixed
+                 for _ in range(hp.n_elements)]
+        if names == ["sigma_v"]:  # the amplitude alone (the default): d K / d log s_v = 2 K
+            return 2.0 * K[:, :, None]
         try:  # exact, by torch autograd (the torch engine, imported on first use)
             from ._torch import rntk_gram_log_gradient
         except ImportError:
             return self._gradient_central_differences(X, theta, K)
-        names = [hp.name for hp in self.hyperparameters if not hp.fixed
-                 for _ in range(hp.n_elements)]
         params = self.clone_with_theta(theta)._kernel_params()
         return rntk_gram_log_gradient(X, names, **params)[1]
 
