@@ -405,3 +405,15 @@ def test_tune_regression_grid_quick(tser_panel, tmp_path):
     again = tune.main(["--quick", "--data-home", str(tser_panel), "--out",
                        str(tmp_path / "out")])
     assert [r["nested_ratio"] for r in again] == [r["nested_ratio"] for r in rows]
+
+
+def test_bench_probabilities_quick(panel, tmp_path):
+    rows = _script("bench_probabilities.py").main(["--quick", "--data-home", str(panel),
+                                                   "--out", str(tmp_path / "out")])
+    assert len(rows) == 1
+    r = rows[0]
+    for m in ("rntk", "calibrated"):
+        assert 0 <= r[f"{m}_accuracy"] <= 1 and r[f"{m}_nll"] > 0 and 0 <= r[f"{m}_ece"] <= 1
+    assert r["rntk_s"] > 0 and r["no_proba_s"] > 0 and r["calibrated_s"] > 0
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "without probabilities" in text and "CalibratedClassifierCV" in text

@@ -16,14 +16,24 @@ def _waves(rng, n_per_class=8, T=12, noise=0.6, n_classes=3):
 
 
 def _nll(D, y_index, a):
-    """Mean negative log-likelihood of softmax(a D) (two classes: sigmoid), by hand."""
+    """Cross-entropy of Platt's targets under softmax(a D) (two classes: sigmoid), by hand.
+
+    The target of a sample's class is (N_c + 1) / (N_c + 2), the rest spread evenly.
+    """
     if D.shape[1] == 1:
         z = a * D[:, 0]
         logP = np.column_stack([-np.logaddexp(0, z), -np.logaddexp(0, -z)])
     else:
         Z = a * D
         logP = Z - np.logaddexp.reduce(Z, axis=1, keepdims=True)
-    return -np.mean(logP[np.arange(len(y_index)), y_index])
+    C = logP.shape[1]
+    counts = np.bincount(y_index, minlength=C)
+    T = np.empty_like(logP)
+    for i, c in enumerate(y_index):
+        true = (counts[c] + 1) / (counts[c] + 2)
+        T[i] = (1 - true) / (C - 1)
+        T[i, c] = true
+    return -np.mean(np.sum(T * logP, axis=1))
 
 
 def _assert_optimal(scale, D, y_index):
@@ -125,6 +135,16 @@ def test_log_probabilities_do_not_underflow(rng):
     assert np.all(np.isfinite(L))
 
 
+def test_separable_out_of_sample_values_give_a_finite_scale(rng):
+    """All out-of-sample values right: Platt's targets keep the probabilities off 0 and 1."""
+    from rntk._model_selection._calibration import fit_temperature
+
+    D = np.r_[np.full(10, -1.0), np.full(10, 1.0)][:, None]
+    a = fit_temperature(D, np.repeat([0, 1], 10))
+    # the optimum of the targets 11/12: sigmoid(a) = 11/12
+    assert a == pytest.approx(np.log(11), rel=1e-4)
+
+
 def test_the_scale_sharpens_with_separable_data(rng):
     """Out-of-sample values of an easy problem get a larger scale than a hard one's."""
     easy, y = _waves(rng, noise=0.05)
@@ -148,3 +168,31 @@ def test_the_kernel_is_untouched(rng):
     clf = RNTKClassifier(model="ridge", alpha=1e-2).fit(X, y)
     K = rntk_kernel(clf._prepare(list(X[:, :, None]), fitted=True), clf.X_fit_)
     np.testing.assert_allclose(clf.decision_function(X), clf.estimator_.decision_function(K))
+
+
+def test_probability_metrics_against_scikit_learn(rng):
+    from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
+
+    from rntk.benchmarking.stats import expected_calibration_error, probability_metrics
+
+    classes = np.array(["a", "b", "c"])
+    y = classes[rng.integers(0, 3, size=60)]
+    P = rng.dirichlet([1, 1, 1], size=60)
+    m = probability_metrics(y, P, classes)
+    pred = classes[P.argmax(axis=1)]
+    assert m["accuracy"] == pytest.approx(np.mean(pred == y))
+    assert m["balanced_accuracy"] == pytest.approx(balanced_accuracy_score(y, pred))
+    assert m["nll"] == pytest.approx(log_loss(y, P, labels=classes))
+    assert m["auroc"] == pytest.approx(roc_auc_score(y, P, multi_class="ovr", labels=classes))
+    # the ECE by hand: 15 bins of the top probability
+    conf, right = P.max(axis=1), (pred == y)
+    bins = np.minimum((conf * 15).astype(int), 14)
+    ece = sum(np.sum(bins == b) * abs(right[bins == b].mean() - conf[bins == b].mean())
+              for b in np.unique(bins)) / len(y)
+    assert expected_calibration_error(y, P, classes) == pytest.approx(ece)
+    assert m["ece"] == pytest.approx(ece)
+    # binary: the AUROC of the second class
+    P2 = np.column_stack([1 - P[:, 0], P[:, 0]])
+    y2 = np.where(y == "a", "y", "x")
+    assert probability_metrics(y2, P2, ["x", "y"])["auroc"] == pytest.approx(
+        roc_auc_score(y2 == "y", P2[:, 1]))

@@ -3,7 +3,8 @@
 A classifier's decision values ``D`` (one column per class, or one column for two
 classes, positive for the second) become probabilities ``softmax(a D)`` (two classes:
 ``p_1 = 1 / (1 + exp(-a d))``), one scale ``a > 0`` for all classes. The scale minimises the
-negative log-likelihood of the training labels under *out-of-sample* decision values: the
+cross-entropy of the training labels' Platt targets (the rule of succession,
+``(N_c + 1) / (N_c + 2)`` for the class) under *out-of-sample* decision values: the
 exact leave-one-out values of the kernel ridge classifier (which the search computes for
 every candidate anyway), or cross-validated values of the SVC on slices of its Gram. A
 positive scale keeps the order of the decision values, so the most probable class is the
@@ -66,8 +67,23 @@ def decision_proba(D, scale):
     return np.exp(decision_log_proba(D, scale))
 
 
+def _soft_targets(y_index, n_classes):
+    """Platt's targets: ``(N_c + 1) / (N_c + 2)`` for a sample's class, the rest spread.
+
+    With ``N_c`` training samples of class ``c``, the target probability of the class is
+    that of the rule of succession rather than 1 (Platt 1999, as scikit-learn's sigmoid
+    calibration does), so that out-of-sample values that are all on the right side give a
+    finite scale, not probabilities of exactly 0 and 1.
+    """
+    counts = np.bincount(y_index, minlength=n_classes)
+    true = (counts[y_index] + 1.0) / (counts[y_index] + 2.0)
+    T = np.repeat(((1.0 - true) / (n_classes - 1))[:, None], n_classes, axis=1)
+    T[np.arange(len(y_index)), y_index] = true
+    return T
+
+
 def fit_temperature(D, y_index):
-    """Return the scale ``a`` minimising the negative log-likelihood of ``y_index``.
+    """Return the scale ``a`` minimising the cross-entropy of Platt's targets of ``y_index``.
 
     Parameters
     ----------
@@ -87,10 +103,10 @@ def fit_temperature(D, y_index):
     y_index = np.asarray(y_index)
     if not np.all(np.isfinite(D)) or np.ptp(D) == 0:
         return 1.0
-    rows = np.arange(len(y_index))
+    T = _soft_targets(y_index, max(D.shape[1], 2))
 
     def nll(log_scale):
-        return -np.mean(decision_log_proba(D, np.exp(log_scale))[rows, y_index])
+        return -np.mean(np.sum(T * decision_log_proba(D, np.exp(log_scale)), axis=1))
 
     res = minimize_scalar(nll, bounds=_LOG_BOUNDS, method="bounded",
                           options={"xatol": 1e-6})

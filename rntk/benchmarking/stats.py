@@ -28,7 +28,9 @@ all classifiers are compared on the same datasets.
 import numpy as np
 from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
 
-__all__ = ["critical_difference", "friedman_ranks", "nemenyi_critical_difference",
+__all__ = ["calibration_bins", "critical_difference", "expected_calibration_error",
+           "friedman_ranks", "nemenyi_critical_difference", "probability_metrics",
+           "reliability_curve",
            "summary_metrics", "win_tie_loss"]
 
 
@@ -289,3 +291,141 @@ def _alpha(alpha):
             or not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}")
     return float(alpha)
+
+
+def expected_calibration_error(y_true, proba, classes, n_bins=15):
+    """Return the expected calibration error of the most probable class (top-label ECE).
+
+    The predictions are grouped by their top probability into ``n_bins`` equal-width
+    bins of ``[0, 1]``; the ECE is the mean over samples of ``|accuracy - confidence|``
+    of their bin (Guo et al. 2017).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    proba : ndarray of shape (n_samples, n_classes)
+        Probabilities, columns in the order of ``classes``.
+    classes : array-like of shape (n_classes,)
+        The class labels.
+    n_bins : int, default=15
+        Bins of the confidence.
+
+    Returns
+    -------
+    ece : float
+        In ``[0, 1]``; 0 for a perfectly calibrated classifier.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> expected_calibration_error([0, 1], np.array([[0.9, 0.1], [0.2, 0.8]]), [0, 1])
+    0.15
+    """
+    conf, acc, count = calibration_bins(*_top_label(y_true, proba, classes), n_bins)
+    return float(round(np.sum(count * np.abs(acc - conf)) / count.sum(), 12))
+
+
+def _top_label(y_true, proba, classes):
+    proba = np.asarray(proba, dtype=float)
+    top = np.asarray(classes)[proba.argmax(axis=1)]
+    return proba.max(axis=1), (top == np.asarray(y_true)).astype(float)
+
+
+def reliability_curve(y_true, proba, classes, n_bins=15):
+    """Accuracy against confidence of the most probable class, by confidence bin.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    proba : ndarray of shape (n_samples, n_classes)
+        Probabilities, columns in the order of ``classes``.
+    classes : array-like of shape (n_classes,)
+        The class labels.
+    n_bins : int, default=15
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    confidence, accuracy, count : ndarray of shape (n_nonempty_bins,)
+        The mean top probability, the accuracy and the number of predictions of each
+        non-empty bin.
+    """
+    return calibration_bins(*_top_label(y_true, proba, classes), n_bins)
+
+
+def calibration_bins(confidence, correct, n_bins=15):
+    """Bin predictions by confidence: the mean confidence, accuracy and count per bin.
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_samples,)
+        Top probability of each prediction (several test sets may be pooled).
+    correct : array-like of shape (n_samples,)
+        Whether each prediction is right (1) or wrong (0).
+    n_bins : int, default=15
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    confidence, accuracy, count : ndarray of shape (n_nonempty_bins,)
+        Per non-empty bin.
+    """
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    keep = np.unique(bins)
+    return (np.array([confidence[bins == b].mean() for b in keep]),
+            np.array([correct[bins == b].mean() for b in keep]),
+            np.array([(bins == b).sum() for b in keep]))
+
+
+def probability_metrics(y_true, proba, classes):
+    """Return the bake off redux's metrics of one classifier on one test set.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels.
+    proba : ndarray of shape (n_samples, n_classes)
+        Probabilities, columns in the order of ``classes``.
+    classes : array-like of shape (n_classes,)
+        The class labels.
+
+    Returns
+    -------
+    metrics : dict
+        ``accuracy`` and ``balanced_accuracy`` (of the most probable class), ``nll``
+        (the mean negative log-likelihood, probabilities clipped at ``1e-15``),
+        ``auroc`` (macro one-vs-rest; binary: of the second class) and ``ece``
+        (:func:`expected_calibration_error`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = probability_metrics([0, 1, 1], np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]),
+    ...                         [0, 1])
+    >>> round(m["accuracy"], 3), round(m["auroc"], 3)
+    (0.667, 1.0)
+    """
+    from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
+
+    proba = np.asarray(proba, dtype=float)
+    classes = np.asarray(classes)
+    y_true = np.asarray(y_true)
+    pred = classes[proba.argmax(axis=1)]
+    present = np.isin(classes, y_true)
+    if len(classes) == 2:
+        auroc = roc_auc_score(y_true == classes[1], proba[:, 1])
+    elif present.sum() > 2:
+        p = proba[:, present] / proba[:, present].sum(axis=1, keepdims=True)
+        auroc = roc_auc_score(y_true, p, multi_class="ovr", average="macro",
+                              labels=classes[present])
+    else:
+        auroc = float("nan")
+    return {"accuracy": float(np.mean(pred == y_true)),
+            "balanced_accuracy": float(balanced_accuracy_score(y_true, pred)),
+            "nll": float(log_loss(y_true, np.clip(proba, 1e-15, 1.0), labels=classes)),
+            "auroc": float(auroc),
+            "ece": expected_calibration_error(y_true, proba, classes)}
