@@ -150,6 +150,14 @@ def test_fast_protocol_smoke_run(tmp_path, monkeypatch, capsys):
     assert summary["state_of_the_art"]["per_method"]["rntk"]["datasets"] == ["Coffee"]
     if importlib.util.find_spec("matplotlib") is not None:
         assert (out / "accuracy_vs_paper.png").stat().st_size > 0
+        assert (out / "reliability.png").stat().st_size > 0
+    # the bake off redux's metrics, from every method's predict_proba
+    for r in rows:
+        assert 0 <= float(r["balanced_accuracy"]) <= 1 and float(r["nll"]) > 0
+        assert 0 <= float(r["ece"]) <= 1
+    assert 0.5 <= float(by[("Coffee", "rntk")]["auroc"]) <= 1
+    assert set(summary["probability_metrics"]) >= methods
+    assert "## Probabilities" in md and "| rntk | 2 |" in md
     # a second run resumes from the cache: the (edited) cached value is reused
     cache = out / "cache" / "Coffee__rbf__fast.json"
     res = json.loads(cache.read_text())

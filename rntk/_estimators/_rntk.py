@@ -6,14 +6,18 @@ import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context, clone
+from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.kernel_ridge import KernelRidge
-from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
-from .._model_selection._calibration import decision_log_proba, decision_proba, fit_temperature
+from .._model_selection._calibration import (
+    cv_decision_values,
+    decision_log_proba,
+    decision_proba,
+    fit_temperature,
+)
 from .._model_selection._loo import (
     eigh_gram,
     gram_scale,
@@ -182,15 +186,9 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
             _, Y = one_vs_all_targets(y)
             eig = eigh_gram(K, fit_intercept=True)
             return ridge_loo_predictions(eig, Y, [self.alpha * gram_scale(K)])[0]
-        y = np.asarray(y)
-        folds = min(5, int(np.unique(y, return_counts=True)[1].min()))
-        if folds < 2:
-            return self.estimator_.decision_function(K)
-        D = np.zeros((len(y), 1 if len(self.classes_) == 2 else len(self.classes_)))
-        for train, test in StratifiedKFold(folds).split(np.zeros(len(y)), y):
-            svc = clone(self.estimator_).fit(K[np.ix_(train, train)], y[train])
-            d = svc.decision_function(K[np.ix_(test, train)])
-            D[test] = d[:, None] if d.ndim == 1 else d
+        D = cv_decision_values(self.estimator_, K, y)
+        if D is None:  # a class with one series: no fold holds it out
+            D = self.estimator_.decision_function(K)
         return D
 
     def _calibrate(self, D, y):

@@ -15,7 +15,8 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_expit, log_softmax
 
-__all__ = ["decision_log_proba", "decision_proba", "fit_temperature"]
+__all__ = ["calibration_summary", "cv_decision_values", "decision_log_proba",
+           "decision_proba", "fit_temperature"]
 
 #: Bounds of ``log a`` for the fit (``a`` from about 5e-5 to 2e4).
 _LOG_BOUNDS = (-10.0, 10.0)
@@ -111,3 +112,62 @@ def fit_temperature(D, y_index):
     res = minimize_scalar(nll, bounds=_LOG_BOUNDS, method="bounded",
                           options={"xatol": 1e-6})
     return float(np.exp(res.x))
+
+
+def cv_decision_values(estimator, K, y):
+    """Decision values of the training samples by clones fitted on folds of their Gram.
+
+    Parameters
+    ----------
+    estimator : classifier on a precomputed kernel
+        An unfitted or fitted classifier (an SVC): its clones are fitted on stratified
+        folds (at most 5, each class in every training part) of ``K``.
+    K : ndarray of shape (n_samples, n_samples)
+        The training Gram.
+    y : ndarray of shape (n_samples,)
+        The labels.
+
+    Returns
+    -------
+    D : ndarray of shape (n_samples, n_targets) or None
+        Out-of-fold decision values (one column for two classes); None where a class has
+        a single sample (no fold can hold it out).
+    """
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.asarray(y)
+    classes, counts = np.unique(y, return_counts=True)
+    folds = min(5, int(counts.min()))
+    if folds < 2:
+        return None
+    D = np.zeros((len(y), 1 if len(classes) == 2 else len(classes)))
+    for train, test in StratifiedKFold(folds).split(np.zeros(len(y)), y):
+        est = clone(estimator).fit(K[np.ix_(train, train)], y[train])
+        d = est.decision_function(K[np.ix_(test, train)])
+        D[test] = d[:, None] if d.ndim == 1 else d
+    return D
+
+
+def calibration_summary(confidence, correct, n_bins=15):
+    """Per-bin sums of a test set's top probabilities, for pooling over data sets.
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_samples,)
+        Top probability of each prediction.
+    correct : array-like of shape (n_samples,)
+        Whether it is right.
+    n_bins : int, default=15
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    bins : list of [float, float, int]
+        Per bin, the sum of the confidences, the number right and the count.
+    """
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    b = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    return [[float(confidence[b == k].sum()), float(correct[b == k].sum()),
+             int((b == k).sum())] for k in range(n_bins)]

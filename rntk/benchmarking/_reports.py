@@ -42,6 +42,9 @@ def _fmt_params(params):
 REFERENCE = "minirocket"
 PLOT_VS_PAPER = "accuracy_vs_paper.png"
 PLOT_VS_REFERENCE = "accuracy_vs_minirocket.png"
+PLOT_RELIABILITY = "reliability.png"
+#: the probability metrics of a result (the bake off redux's, beside accuracy)
+PROBABILITY_METRICS = ("balanced_accuracy", "nll", "auroc", "ece")
 #: two accuracies (%) closer than this are a tie
 _TIE = 1e-9
 #: the paper's Table 2 is rounded to 2 decimals: ours within its rounding is "equal"
@@ -50,7 +53,8 @@ _PAPER_TIE = 0.005 + _TIE
 #: ``_FAR_LABELS`` points farthest from the diagonal
 _MAX_LABELS = 30
 _FAR_LABELS = 15
-_CSV_FIELDS = ["dataset", "method", "protocol", "accuracy", "paper", "cv_score", "params",
+_CSV_FIELDS = ["dataset", "method", "protocol", "accuracy", *PROBABILITY_METRICS, "paper",
+               "cv_score", "params",
                "gram_time", "fit_time", "predict_time", "total_time", "n_settings", "padded",
                "n_train", "n_test", "min_length", "max_length", "n_channels", "n_classes",
                "engine"]
@@ -61,7 +65,8 @@ def _results_csv(rows):
     w = csv.DictWriter(f, fieldnames=_CSV_FIELDS, extrasaction="ignore")
     w.writeheader()
     for r in rows:
-        w.writerow({**r, "accuracy": round(100 * r["accuracy"], 2),
+        w.writerow({**r, **{k: round(r[k], 6) for k in PROBABILITY_METRICS if k in r},
+                    "accuracy": round(100 * r["accuracy"], 2),
                     "cv_score": round(100 * r["cv_score"], 2)
                     if r["cv_score"] == r["cv_score"] else "",
                     "params": json.dumps(r["params"], default=json_default)})
@@ -164,12 +169,17 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
                                                    out / PLOT_VS_REFERENCE),
              PLOT_VS_PAPER: _plot_vs_paper(methods, datasets, by, protocol,
                                            out / PLOT_VS_PAPER)}
+    reliability = _plot_reliability(methods, datasets, by, protocol, out / PLOT_RELIABILITY)
+    if reliability != _NO_PROBABILITIES:  # results cached before probabilities have none
+        plots[PLOT_RELIABILITY] = reliability
+    probabilities = _probability_means(methods, datasets, by)
     summary = {
         "protocol": protocol,
         "datasets": datasets, "methods": methods,
         "accuracy": accuracy,
         "paper": {m: {d: by[(d, m)]["paper"] for d in datasets
                       if (d, m) in by and by[(d, m)]["paper"] is not None} for m in methods},
+        "probability_metrics": probabilities,
         "metrics": None if ours is None else {
             m: {k: (float(v[j]) if k != "n_datasets" else v) for k, v in ours.items()}
             for j, m in enumerate(methods)},
@@ -212,7 +222,8 @@ def write_reports(rows, out, paper=None, wall_time=None, quiet=False, stream=Non
     md = _markdown(rows, methods, datasets, by, ours, theirs, cols, times, wall_time, failed,
                    protocol=protocol, versus=versus, plots=plots, run_rows=run_rows,
                    n_computed=n_computed, left_out=left_out, from_cache=from_cache,
-                   extra=sota_markdown(sota, (PLOT_CD, sota_plot)))
+                   extra=_probability_markdown(probabilities)
+                   + sota_markdown(sota, (PLOT_CD, sota_plot)))
     atomic_write_text(out / "summary.md", md)
     if not quiet:
         print(md, file=stream or sys.stdout)
@@ -443,6 +454,73 @@ def _plot_vs_paper(methods, datasets, by, protocol, path):
     if why is not None:
         _remove(path)
     return why
+
+
+def _probability_means(methods, datasets, by):
+    """Return, per method, each probability metric's mean over the datasets with it."""
+    out = {}
+    for m in methods:
+        rows = [by[(d, m)] for d in datasets if (d, m) in by
+                and all(k in by[(d, m)] for k in PROBABILITY_METRICS)]
+        if rows:
+            out[m] = {"n_datasets": len(rows),
+                      **{k: float(np.nanmean([r[k] for r in rows]))
+                         for k in PROBABILITY_METRICS}}
+    return out
+
+
+def _probability_markdown(means):
+    """Return the lines of the probability section (none when no result has them)."""
+    if not means:
+        return []
+    lines = ["## Probabilities", "",
+             "Means over the datasets of each method (the bake off redux's metrics, from "
+             "`predict_proba`; `rntk.benchmarking.stats.probability_metrics`): balanced "
+             "accuracy, negative log-likelihood, macro one-vs-rest AUROC, expected "
+             f"calibration error; `{PLOT_RELIABILITY}` is the reliability diagram, the test "
+             "predictions of all datasets pooled.", "",
+             "| method | datasets | balanced accuracy | NLL | AUROC | ECE |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for m, v in means.items():
+        lines.append(f"| {m} | {v['n_datasets']} | {100 * v['balanced_accuracy']:.2f} | "
+                     f"{v['nll']:.4f} | {v['auroc']:.4f} | {v['ece']:.4f} |")
+    return lines + [""]
+
+
+_NO_PROBABILITIES = "no result has probabilities"
+
+
+def _plot_reliability(methods, datasets, by, protocol, path):
+    """Draw the pooled reliability diagram of each method; None, or why not drawn."""
+    pooled = {}
+    for m in methods:
+        bins = [by[(d, m)]["calibration_bins"] for d in datasets
+                if (d, m) in by and "calibration_bins" in by[(d, m)]]
+        if bins:
+            pooled[m] = np.sum(np.asarray(bins, dtype=float), axis=0)
+    why = _NO_PROBABILITIES if not pooled else (
+        "matplotlib is not installed" if _matplotlib_missing() else None)
+    if why is not None:
+        _remove(path)
+        return why
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.2, 5.2))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+    for m, b in pooled.items():
+        keep = b[:, 2] > 0
+        ax.plot(b[keep, 0] / b[keep, 2], b[keep, 1] / b[keep, 2], "o-", label=m)
+    ax.set_xlabel("confidence of the most probable class")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"UCR, {protocol} protocol: reliability (test sets pooled)", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    with replacing(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    return None
 
 
 def _matplotlib_missing():

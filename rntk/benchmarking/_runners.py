@@ -15,12 +15,29 @@ from sklearn.svm import SVC
 from .._estimators import RNTKClassifierCV
 from .._kernels import KERNELS, KernelSpec
 from .._model_selection import SVM_MAX_ITER, RidgeLOOScorer, SVCFoldScorer, search_grams
+from .._model_selection._calibration import (
+    calibration_summary,
+    cv_decision_values,
+    decision_proba,
+    fit_temperature,
+)
 from ..model_selection import KernelRidgeClassifier
 from ._data import folds
 from ._protocols import KERNEL_METHODS, PROTOCOLS, RNN_CELL, RNN_METHODS, grid
 from ._signature import signature_spec
+from .stats import probability_metrics
 
 __all__ = ["run_kernel", "run_method", "run_precomputed_kernel"]
+
+
+def _probability_result(y_test, proba, classes):
+    """Return the bake off redux's metrics of a test set and its calibration bins."""
+    proba = np.asarray(proba, dtype=float)
+    out = probability_metrics(y_test, proba, classes)
+    del out["accuracy"]  # the result's own accuracy, of ``predict``
+    correct = np.asarray(classes)[proba.argmax(axis=1)] == np.asarray(y_test)
+    out["calibration_bins"] = calibration_summary(proba.max(axis=1), correct)
+    return out
 
 
 def _gak_spec():
@@ -116,8 +133,16 @@ def run_precomputed_kernel(spec, data, settings, Cs, splits, n_jobs=1, progress=
     K_test = spec.gram(A_test, A_train, n_jobs=n_jobs, **kernel_params)
     t_gram_test = time.perf_counter() - t
     pred = svc.predict(K_test)
+    # probabilities: one temperature on out-of-sample decision values (the exact LOO
+    # values of the ridge, kept by the search; the SVC's on folds of the Gram)
+    D = outcome.loo.get(outcome.best_index) if splits is None else cv_decision_values(
+        svc, outcome.best_gram, data.y_train)
+    scale = 1.0 if D is None else fit_temperature(D, np.searchsorted(svc.classes_,
+                                                                      data.y_train))
+    proba = decision_proba(svc.decision_function(K_test), scale)
     return {
         "accuracy": float(np.mean(pred == data.y_test)),
+        **_probability_result(data.y_test, proba, svc.classes_),
         "cv_score": float(np.mean(outcome.scores[outcome.best_index])),
         "params": best,
         "n_settings": len(candidates),
@@ -178,6 +203,7 @@ def _run_rntk_estimator(data, protocol, splits, n_jobs, progress):
             for k, v in est.best_params_.items()}
     return {
         "accuracy": float(np.mean(pred == data.y_test)),
+        **_probability_result(data.y_test, est.predict_proba(data.test), est.classes_),
         "cv_score": float(est.best_score_),
         "params": best,
         "n_settings": n_settings * n_c,
@@ -206,6 +232,8 @@ def _run_rnn(method, data, protocol, seed, progress):
     t = time.perf_counter()
     pred = search.predict(data.X_test_raw)
     return {"accuracy": float(np.mean(pred == data.y_test)),
+            **_probability_result(data.y_test, search.predict_proba(data.X_test_raw),
+                                  search.classes_),
             "cv_score": float(search.best_score_), "params": search.best_params_,
             "n_settings": n, "gram_time": 0.0, "fit_time": fit_time,
             "predict_time": time.perf_counter() - t, "engine": "rntk.nn.RNNClassifier"}
@@ -248,7 +276,9 @@ def _run_peer(method, data, protocol, splits, n_jobs, seed, progress):
     fit_time = time.perf_counter() - t
     t = time.perf_counter()
     pred = clf.predict(Xte)
-    return {"accuracy": float(np.mean(pred == data.y_test)), "cv_score": float("nan"),
+    return {"accuracy": float(np.mean(pred == data.y_test)),
+            **_probability_result(data.y_test, clf.predict_proba(Xte), clf.classes_),
+            "cv_score": float("nan"),
             "params": {}, "n_settings": 1, "gram_time": 0.0, "fit_time": fit_time,
             "predict_time": time.perf_counter() - t, "engine": f"aeon {type(clf).__name__}"}
 
