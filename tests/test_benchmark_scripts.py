@@ -417,3 +417,22 @@ def test_bench_probabilities_quick(panel, tmp_path):
     assert r["rntk_s"] > 0 and r["no_proba_s"] > 0 and r["calibrated_s"] > 0
     text = (tmp_path / "out" / "summary.md").read_text()
     assert "without probabilities" in text and "CalibratedClassifierCV" in text
+
+
+def test_tune_calibration_quick(panel, tmp_path):
+    rows = _script("tune_calibration.py").main(["--quick", "--data-home", str(panel),
+                                                "--out", str(tmp_path / "out")])
+    assert len(rows) == 1 and set(rows[0]) == {"dataset", "labels", "platt", "none"}
+    assert all(v > 0 for k, v in rows[0].items() if k != "dataset")
+    assert "| platt |" in (tmp_path / "out" / "calibration.md").read_text()
+
+
+def test_tune_calibration_fits_the_packages_temperature(rng):
+    """The script's Platt-target scale is the package's (the default's objective)."""
+    from rntk._model_selection._calibration import fit_temperature
+
+    tune = _script("tune_calibration.py")
+    D = rng.normal(size=(30, 3)) + np.eye(3)[np.repeat([0, 1, 2], 10)]
+    y = np.repeat([0, 1, 2], 10)
+    assert tune.fit_scale(D, y, 3, platt=True) == pytest.approx(fit_temperature(D, y),
+                                                                rel=1e-4)

@@ -115,6 +115,12 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         The fitted model on the precomputed kernel.
     support_ : ndarray of shape (n_SV,)
         Indices of the support vectors in the training set (SVC only).
+    proba_scale_ : float
+        The temperature of :meth:`predict_proba`, fitted on ``oos_decision_``.
+    oos_decision_ : ndarray of shape (n_samples, n_targets)
+        Out-of-sample decision values of the training series (one column for two
+        classes): the exact leave-one-out values of the ridge, the SVC's on folds of
+        its Gram; for stacking, or to calibrate otherwise.
     {fitted_series}
 
     See Also
@@ -193,6 +199,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
     def _calibrate(self, D, y):
         """Fit ``proba_scale_`` on out-of-sample decision values ``D`` of ``y``."""
+        self.oos_decision_ = np.asarray(D, dtype=np.float64)
         self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
         return self
 

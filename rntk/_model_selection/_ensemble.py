@@ -76,6 +76,11 @@ class AveragedClassifier(ClassifierMixin, _Averaged):
         The members.
     classes_ : ndarray of shape (n_classes,)
         Class labels.
+    proba_scale_ : float
+        The temperature of :meth:`predict_proba`.
+    oos_decision_ : ndarray of shape (n_samples, n_targets)
+        When fitted by a search: the mean of the members' exact leave-one-out decision
+        values of the training series, on which ``proba_scale_`` was fitted.
     """
 
     def _check_members(self):
@@ -102,6 +107,7 @@ class AveragedClassifier(ClassifierMixin, _Averaged):
         if D is None:
             self.proba_scale_ = float(np.mean([e.proba_scale_ for e in self.estimators_]))
         else:
+            self.oos_decision_ = np.asarray(D, dtype=np.float64)
             self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
         return self
 
