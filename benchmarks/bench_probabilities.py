@@ -63,8 +63,7 @@ def run_set(X, y, X_test, y_test, quick=False):
     row, probas = {}, {}
     ours, probas["rntk"], row["rntk_s"] = _fit_predict(
         lambda: RNTKClassifierCV(grid), X, y, X_test)
-    with patch("rntk._estimators._rntk.fit_temperature", lambda *a: 1.0), \
-            patch("rntk._model_selection._ensemble.fit_temperature", lambda *a: 1.0):
+    with patch("rntk._model_selection._calibration.fit_temperature", lambda *a: 1.0):
         _, _, row["no_proba_s"] = _fit_predict(lambda: RNTKClassifierCV(grid), X, y, X_test)
     folds = min(3, int(np.unique(y, return_counts=True)[1].min()))
     if folds >= 2:  # scikit-learn's stratified folds need that many of each class

@@ -13,10 +13,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
 from .._model_selection._calibration import (
+    calibrate,
     cv_decision_values,
     decision_log_proba,
     decision_proba,
-    fit_temperature,
 )
 from .._model_selection._loo import (
     eigh_gram,
@@ -198,39 +198,26 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         return D
 
     def _calibrate(self, D, y):
-        """Fit ``proba_scale_`` on out-of-sample decision values ``D`` of ``y``."""
-        self.oos_decision_ = np.asarray(D, dtype=np.float64)
-        self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
-        return self
+        return calibrate(self, D, y)
 
-    @fill_doc(X_plain=DOC["X_plain"])
+    @fill_doc(X_plain=DOC["X_plain"], proba_returns=DOC["proba_returns"])
     def predict_proba(self, X: Sequences) -> np.ndarray:
         """Probability of each class, from the decision values.
 
         {X_plain}
 
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            ``softmax(a D)`` of the decision values ``D`` (two classes: ``1 / (1 +
-            exp(-a d))`` for ``classes_[1]``), one scale ``a = proba_scale_`` fitted on
-            out-of-sample decision values of the training series (see
-            ``proba_scale_``); columns in the order of ``classes_``, the largest that of
-            ``predict``.
+        {proba_returns}
         """
         return _consistent(decision_proba(self.decision_function(X), self.proba_scale_),
                            self.classes_, self.predict(X) if self.model == "svc" else None)
 
-    @fill_doc(X_plain=DOC["X_plain"])
+    @fill_doc(X_plain=DOC["X_plain"], log_proba_returns=DOC["log_proba_returns"])
     def predict_log_proba(self, X: Sequences) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed without underflow.
 
         {X_plain}
 
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities, in the order of ``classes_``.
+        {log_proba_returns}
         """
         return _consistent(decision_log_proba(self.decision_function(X), self.proba_scale_),
                            self.classes_, self.predict(X) if self.model == "svc" else None)

@@ -15,22 +15,29 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, log_expit, log_softmax
 
-__all__ = ["calibration_summary", "cv_decision_values", "decision_log_proba",
+from .._utils import fill_doc
+
+__all__ = ["calibrate", "calibration_summary", "cv_decision_values", "decision_log_proba",
            "decision_proba", "fit_temperature"]
 
 #: Bounds of ``log a`` for the fit (``a`` from about 5e-5 to 2e4).
 _LOG_BOUNDS = (-10.0, 10.0)
 
 
+#: The parameters of the two functions below.
+_PARAMS = """Parameters
+----------
+D : ndarray of shape (n_samples, n_targets)
+    Decision values; one column for two classes (positive: the second).
+scale : float
+    The fitted scale ``a > 0``."""
+
+
+@fill_doc(params=_PARAMS)
 def decision_log_proba(D, scale):
     """Log-probabilities of decision values under the scale ``scale``.
 
-    Parameters
-    ----------
-    D : ndarray of shape (n_samples, n_targets)
-        Decision values; one column for two classes (positive: the second).
-    scale : float
-        The fitted scale ``a > 0``.
+    {params}
 
     Returns
     -------
@@ -45,15 +52,11 @@ def decision_log_proba(D, scale):
     return log_softmax(scale * D, axis=1)
 
 
+@fill_doc(params=_PARAMS)
 def decision_proba(D, scale):
     """Probabilities of decision values under the scale ``scale`` (rows sum to 1).
 
-    Parameters
-    ----------
-    D : ndarray of shape (n_samples, n_targets)
-        Decision values; one column for two classes (positive: the second).
-    scale : float
-        The fitted scale ``a > 0``.
+    {params}
 
     Returns
     -------
@@ -171,3 +174,25 @@ def calibration_summary(confidence, correct, n_bins=15):
     b = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
     return [[float(confidence[b == k].sum()), float(correct[b == k].sum()),
              int((b == k).sum())] for k in range(n_bins)]
+
+
+def calibrate(classifier, D, y):
+    """Store on a fitted classifier its out-of-sample values ``D`` and their temperature.
+
+    Parameters
+    ----------
+    classifier : classifier with ``classes_``
+        Gets ``oos_decision_`` (``D``) and ``proba_scale_`` (:func:`fit_temperature`).
+    D : ndarray of shape (n_samples, n_targets)
+        Out-of-sample decision values of its training samples.
+    y : array-like of shape (n_samples,)
+        Their labels.
+
+    Returns
+    -------
+    classifier : object
+        The classifier.
+    """
+    classifier.oos_decision_ = np.asarray(D, dtype=np.float64)
+    classifier.proba_scale_ = fit_temperature(D, np.searchsorted(classifier.classes_, y))
+    return classifier

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, Regre
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, fill_doc
-from ._calibration import decision_log_proba, decision_proba, fit_temperature
+from ._calibration import calibrate, decision_log_proba, decision_proba
 from ._loo import decision_to_labels
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -104,41 +104,32 @@ class AveragedClassifier(ClassifierMixin, _Averaged):
 
         ``None``: the mean of the members' scales (an average not fitted by a search).
         """
-        if D is None:
-            self.proba_scale_ = float(np.mean([e.proba_scale_ for e in self.estimators_]))
-        else:
-            self.oos_decision_ = np.asarray(D, dtype=np.float64)
-            self.proba_scale_ = fit_temperature(D, np.searchsorted(self.classes_, y))
+        if D is not None:
+            return calibrate(self, D, y)
+        self.proba_scale_ = float(np.mean([e.proba_scale_ for e in self.estimators_]))
         return self
 
-    @fill_doc(X_plain=DOC["X_plain"])
+    @fill_doc(X_plain=DOC["X_plain"], proba_returns=DOC["proba_returns"])
     def predict_proba(self, X: Sequences) -> np.ndarray:
         """Probability of each class, from the mean decision values.
 
         {X_plain}
 
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            ``softmax(a D)`` of the mean decision values (two classes: ``1 / (1 +
-            exp(-a d))``), ``a = proba_scale_`` fitted by the search on the mean of the
-            members' exact leave-one-out decision values.
+        {proba_returns}
+            Here ``D`` is the mean of the members' decision values.
         """
         check_is_fitted(self)
         if not hasattr(self, "proba_scale_"):
             self._calibrate(None, None)
         return decision_proba(self.decision_function(X), self.proba_scale_)
 
-    @fill_doc(X_plain=DOC["X_plain"])
+    @fill_doc(X_plain=DOC["X_plain"], log_proba_returns=DOC["log_proba_returns"])
     def predict_log_proba(self, X: Sequences) -> np.ndarray:
         """Logarithm of :meth:`predict_proba`, computed without underflow.
 
         {X_plain}
 
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probabilities, in the order of ``classes_``.
+        {log_proba_returns}
         """
         check_is_fitted(self)
         if not hasattr(self, "proba_scale_"):

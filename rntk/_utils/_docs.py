@@ -63,6 +63,19 @@ DOC = {
         "    If no CUDA GPU is usable (and numba's CUDA simulator is not enabled).\n"
         "rntk.KernelOverflowError\n"
         "    If a Gram holds inf or NaN."),
+    "proba_returns": (
+        "Returns\n"
+        "-------\n"
+        "proba : ndarray of shape (n_samples, n_classes)\n"
+        "    ``softmax(a D)`` of the decision values ``D`` (two classes: ``1 / (1 +\n"
+        "    exp(-a d))`` for ``classes_[1]``), one scale ``a = proba_scale_`` fitted on\n"
+        "    out-of-sample decision values of the training series (``oos_decision_``);\n"
+        "    columns in the order of ``classes_``, the largest that of ``predict``."),
+    "log_proba_returns": (
+        "Returns\n"
+        "-------\n"
+        "log_proba : ndarray of shape (n_samples, n_classes)\n"
+        "    Log-probabilities, in the order of ``classes_``."),
     "X_plain": (
         "Parameters\n"
         "----------\n"

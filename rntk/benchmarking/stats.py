@@ -28,6 +28,8 @@ all classifiers are compared on the same datasets.
 import numpy as np
 from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
 
+from .._utils import fill_doc
+
 __all__ = ["calibration_bins", "critical_difference", "expected_calibration_error",
            "friedman_ranks", "nemenyi_critical_difference", "probability_metrics",
            "reliability_curve",
@@ -293,6 +295,19 @@ def _alpha(alpha):
     return float(alpha)
 
 
+
+#: The inputs of the probability metrics below.
+_PROBABILITIES = """Parameters
+----------
+y_true : array-like of shape (n_samples,)
+    True labels.
+proba : ndarray of shape (n_samples, n_classes)
+    Probabilities, columns in the order of ``classes``.
+classes : array-like of shape (n_classes,)
+    The class labels."""
+
+
+@fill_doc(probabilities=_PROBABILITIES)
 def expected_calibration_error(y_true, proba, classes, n_bins=15):
     """Return the expected calibration error of the most probable class (top-label ECE).
 
@@ -300,14 +315,7 @@ def expected_calibration_error(y_true, proba, classes, n_bins=15):
     bins of ``[0, 1]``; the ECE is the mean over samples of ``|accuracy - confidence|``
     of their bin (Guo et al. 2017).
 
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    proba : ndarray of shape (n_samples, n_classes)
-        Probabilities, columns in the order of ``classes``.
-    classes : array-like of shape (n_classes,)
-        The class labels.
+    {probabilities}
     n_bins : int, default=15
         Bins of the confidence.
 
@@ -332,17 +340,11 @@ def _top_label(y_true, proba, classes):
     return proba.max(axis=1), (top == np.asarray(y_true)).astype(float)
 
 
+@fill_doc(probabilities=_PROBABILITIES)
 def reliability_curve(y_true, proba, classes, n_bins=15):
     """Accuracy against confidence of the most probable class, by confidence bin.
 
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    proba : ndarray of shape (n_samples, n_classes)
-        Probabilities, columns in the order of ``classes``.
-    classes : array-like of shape (n_classes,)
-        The class labels.
+    {probabilities}
     n_bins : int, default=15
         Equal-width bins of ``[0, 1]``.
 
@@ -381,17 +383,11 @@ def calibration_bins(confidence, correct, n_bins=15):
             np.array([(bins == b).sum() for b in keep]))
 
 
+@fill_doc(probabilities=_PROBABILITIES)
 def probability_metrics(y_true, proba, classes):
     """Return the bake off redux's metrics of one classifier on one test set.
 
-    Parameters
-    ----------
-    y_true : array-like of shape (n_samples,)
-        True labels.
-    proba : ndarray of shape (n_samples, n_classes)
-        Probabilities, columns in the order of ``classes``.
-    classes : array-like of shape (n_classes,)
-        The class labels.
+    {probabilities}
 
     Returns
     -------
