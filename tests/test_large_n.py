@@ -156,7 +156,7 @@ def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
     def no_gram(*args, **kwargs):  # pragma: no cover - fails the test if reached
         raise AssertionError("the large-n path decomposed a Gram")
 
-    monkeypatch.setattr("rntk._model_selection._scorers.eigh_gram", no_gram)
+    monkeypatch.setattr("rntk._model_selection._loo.eigh_gram", no_gram)
     # compile the kernels first: the compiler's allocations are traced too
     RNTKClassifierCV(large_n=0, n_components=m).fit(X[::50], y[::50])
     tracemalloc.start()

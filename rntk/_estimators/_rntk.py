@@ -18,12 +18,7 @@ from .._model_selection._calibration import (
     decision_log_proba,
     decision_proba,
 )
-from .._model_selection._loo import (
-    eigh_gram,
-    gram_scale,
-    one_vs_all_targets,
-    ridge_loo_predictions,
-)
+from .._model_selection._loo import one_vs_all_targets, relative_loo_predictions
 from .._utils import DOC, fill_doc
 from .._utils._preparations import (
     MISSING_CONSTRAINT,
@@ -70,8 +65,6 @@ def _consistent(P, classes, labels):
     The SVC's votes decide its ``predict``, which its decision values can break
     otherwise in rare ties: the two probabilities are then swapped.
     """
-    if labels is None:
-        return P
     want = np.searchsorted(classes, labels)
     rows = np.flatnonzero(P.argmax(axis=1) != want)
     for r in rows:  # swap the two probabilities
@@ -189,9 +182,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         part; the training decision values where a class has a single member).
         """
         if self.model == "ridge":
-            _, Y = one_vs_all_targets(y)
-            eig = eigh_gram(K, fit_intercept=True)
-            return ridge_loo_predictions(eig, Y, [self.alpha * gram_scale(K)])[0]
+            return relative_loo_predictions(K, one_vs_all_targets(y)[1], [self.alpha])[0]
         D = cv_decision_values(self.estimator_, K, y)
         if D is None:  # a class with one series: no fold holds it out
             D = self.estimator_.decision_function(K)
@@ -208,8 +199,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
         {proba_returns}
         """
-        return _consistent(decision_proba(self.decision_function(X), self.proba_scale_),
-                           self.classes_, self.predict(X) if self.model == "svc" else None)
+        return self._probabilities(X, decision_proba)
 
     @fill_doc(X_plain=DOC["X_plain"], log_proba_returns=DOC["log_proba_returns"])
     def predict_log_proba(self, X: Sequences) -> np.ndarray:
@@ -219,8 +209,15 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
 
         {log_proba_returns}
         """
-        return _consistent(decision_log_proba(self.decision_function(X), self.proba_scale_),
-                           self.classes_, self.predict(X) if self.model == "svc" else None)
+        return self._probabilities(X, decision_log_proba)
+
+    def _probabilities(self, X, transform):
+        """(Log-)probabilities from one test Gram (the SVC's labels read the same one)."""
+        K = self._test_gram(X)
+        P = transform(self.estimator_.decision_function(K), self.proba_scale_)
+        if self.model != "svc":
+            return P
+        return _consistent(P, self.classes_, self.estimator_.predict(K))
 
     def _predict_columns(self):
         return getattr(self, "support_", None)

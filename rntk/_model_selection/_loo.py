@@ -30,7 +30,8 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from .._utils import one_blas_thread
 from .._utils._docs import fill_doc
 
-__all__ = ["clip_loo_predictions", "constant_loo_predictions", "eigh_gram", "gram_scale",
+__all__ = ["relative_loo_predictions", "clip_loo_predictions", "constant_loo_predictions",
+           "eigh_gram", "gram_scale",
            "ridge_loo_predictions", "ridge_loo_scores_classification",
            "ridge_loo_scores_regression", "ridge_dual_fit", "one_vs_all_targets",
            "decision_to_labels", "loo_classification_scores"]
@@ -218,6 +219,29 @@ def ridge_loo_predictions(eig, Y, alphas, fit_intercept=None):
         ginv_diag = Q2 @ w  # (1 - H_ii) / alpha
         out[a] = Y - c / ginv_diag[:, None]
     return out
+
+
+def relative_loo_predictions(K, Y, alphas):
+    """Exact LOO predictions of ridge with an intercept, ridges relative to ``trace(K)/n``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_samples, n_samples)
+        Training Gram.
+    Y : ndarray of shape (n_samples, n_targets)
+        Targets.
+    alphas : array-like of shape (n_alphas,)
+        Relative ridges, all ``> 0``.
+
+    Returns
+    -------
+    loo : ndarray of shape (n_alphas, n_samples, n_targets)
+        :func:`ridge_loo_predictions` on ``eigh_gram(K, fit_intercept=True)`` with the
+        ridges ``alphas * trace(K) / n``: the model of the kernel ridge classifier and
+        regressor of the searches.
+    """
+    return ridge_loo_predictions(eigh_gram(K, fit_intercept=True), Y,
+                                 np.asarray(alphas, dtype=np.float64) * gram_scale(K))
 
 
 def _check_two_classes(classes):

@@ -22,11 +22,9 @@ from ._loo import (
     _check_two_classes,
     clip_loo_predictions,
     constant_loo_predictions,
-    eigh_gram,
-    gram_scale,
     loo_classification_scores,
     one_vs_all_targets,
-    ridge_loo_predictions,
+    relative_loo_predictions,
 )
 
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
@@ -282,8 +280,7 @@ class RidgeLOOScorer:
 
     def _ridge_loo(self, K, Y, alphas):
         """LOO predictions of ridge with an intercept, relative ``alphas``, from the Gram."""
-        return ridge_loo_predictions(eigh_gram(K, fit_intercept=True), Y,
-                                     alphas * gram_scale(K))
+        return relative_loo_predictions(K, Y, alphas)
 
     def _classification_scores(self, K, y, alphas):
         """LOO accuracy and squared error of the ridge classifier, relative ``alphas``."""

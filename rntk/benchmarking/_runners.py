@@ -197,13 +197,14 @@ def _run_rntk_estimator(data, protocol, splits, n_jobs, progress):
     n_settings = len(seen)
     n_c = len(res["params"]) // max(n_settings, 1)
     t = time.perf_counter()
-    pred = est.predict(data.test)
+    proba = est.predict_proba(data.test)  # one test Gram: its argmax is predict's
+    pred = est.classes_[proba.argmax(axis=1)]
     predict_time = time.perf_counter() - t
     best = {k: (float(v) if isinstance(v, (int, float, np.floating)) else v)
             for k, v in est.best_params_.items()}
     return {
         "accuracy": float(np.mean(pred == data.y_test)),
-        **_probability_result(data.y_test, est.predict_proba(data.test), est.classes_),
+        **_probability_result(data.y_test, proba, est.classes_),
         "cv_score": float(est.best_score_),
         "params": best,
         "n_settings": n_settings * n_c,
