@@ -31,8 +31,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import minimize_scalar
-from scipy.special import log_softmax
 from sklearn.model_selection import KFold, StratifiedKFold
 
 HERE = Path(__file__).resolve().parent
@@ -42,41 +40,14 @@ from bench_panel import _load  # noqa: E402
 from tune_panel_grid import peer_results  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
+from rntk.model_selection import decision_log_proba, fit_temperature  # noqa: E402
 
 QUICK_GRID = {"sigma_b": [0.0, 1.0], "alpha": [1e-3, 1e-1]}
 
 
-def _log_proba(D, a):
-    D = D[:, None] if D.ndim == 1 else D
-    if D.shape[1] == 1:  # two classes: sigmoid(a d) = softmax([0, a d])
-        z = a * D[:, 0]
-        return log_softmax(np.column_stack([np.zeros_like(z), z]), axis=1)
-    return log_softmax(a * D, axis=1)
-
-
-def _targets(y_index, n_classes, platt):
-    T = np.zeros((len(y_index), n_classes))
-    if not platt:
-        T[np.arange(len(y_index)), y_index] = 1.0
-        return T
-    counts = np.bincount(y_index, minlength=n_classes)
-    true = (counts[y_index] + 1.0) / (counts[y_index] + 2.0)
-    T += ((1.0 - true) / (n_classes - 1))[:, None]
-    T[np.arange(len(y_index)), y_index] = true
-    return T
-
-
-def fit_scale(D, y_index, n_classes, platt):
-    """Return the temperature minimising the cross-entropy of the targets (labels or Platt's)."""
-    T = _targets(y_index, n_classes, platt)
-    res = minimize_scalar(lambda t: -np.mean(np.sum(T * _log_proba(D, np.exp(t)), axis=1)),
-                          bounds=(-10, 10), method="bounded", options={"xatol": 1e-6})
-    return float(np.exp(res.x))
-
-
-CANDIDATES = {"labels": lambda D, yi, C: fit_scale(D, yi, C, platt=False),
-              "platt": lambda D, yi, C: fit_scale(D, yi, C, platt=True),
-              "none": lambda D, yi, C: 1.0}
+CANDIDATES = {"labels": lambda D, yi: fit_temperature(D, yi, targets="labels"),
+              "platt": lambda D, yi: fit_temperature(D, yi, targets="platt"),
+              "none": lambda D, yi: 1.0}
 
 
 def nested_nll(X, y, grid=None, seed=0):
@@ -100,8 +71,7 @@ def nested_nll(X, y, grid=None, seed=0):
         known = np.isin(y[test], classes)  # a class absent from the outer-training part
         yi_test = np.searchsorted(classes, y[test][known])
         for k, fit in CANDIDATES.items():
-            a = fit(est.oos_decision_, yi_train, len(classes))
-            L = _log_proba(D_test[known], a)
+            L = decision_log_proba(D_test[known], fit(est.oos_decision_, yi_train))
             total[k] -= np.sum(np.maximum(L[np.arange(len(yi_test)), yi_test], np.log(1e-15)))
         n += int(known.sum())
     return {k: v / max(n, 1) for k, v in total.items()}

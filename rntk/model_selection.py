@@ -12,7 +12,9 @@ Search
 Classifier, regressor and ridge algebra
     :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
     :class:`KernelRidgeRegressor` (with an intercept, clipped), :func:`loo_r2`,
-    :func:`constant_loo_predictions`, :func:`clip_loo_predictions`,
+    :func:`constant_loo_predictions`, :func:`clip_loo_predictions`;
+    probabilities from decision values: :func:`fit_temperature`, :func:`decision_proba`,
+    :func:`decision_log_proba`,
     :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
     :func:`ridge_loo_predictions`, :func:`loo_classification_scores`,
     :func:`one_vs_all_targets`, :func:`decision_to_labels`.
@@ -68,6 +70,7 @@ from ._model_selection import (
     search_grams,
     unit_rms,
 )
+from ._model_selection._calibration import decision_log_proba, decision_proba, fit_temperature
 from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 from ._model_selection._loo import (
     clip_loo_predictions,
@@ -87,7 +90,8 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "L
            "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_N_AVERAGE",
            "DEFAULT_REGRESSION_SETTINGS", "REGRESSION_SETTINGS", "default_regression_grid",
            "KernelRidgeRegressor", "clip_loo_predictions", "constant_loo_predictions", "loo_r2",
-           "channel_statistics", "standardize_channels",
+           "channel_statistics", "standardize_channels", "fit_temperature",
+           "decision_proba", "decision_log_proba",
            "LARGE_N_COMPONENTS",
            "MEAN_NETWORK", "PAPER_GRID",
            "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",

@@ -428,11 +428,12 @@ def test_tune_calibration_quick(panel, tmp_path):
 
 
 def test_tune_calibration_fits_the_packages_temperature(rng):
-    """The script's Platt-target scale is the package's (the default's objective)."""
-    from rntk._model_selection._calibration import fit_temperature
+    """The script's candidates are the package's temperature, on its two targets."""
+    from rntk.model_selection import fit_temperature
 
     tune = _script("tune_calibration.py")
     D = rng.normal(size=(30, 3)) + np.eye(3)[np.repeat([0, 1, 2], 10)]
     y = np.repeat([0, 1, 2], 10)
-    assert tune.fit_scale(D, y, 3, platt=True) == pytest.approx(fit_temperature(D, y),
-                                                                rel=1e-4)
+    assert tune.CANDIDATES["platt"](D, y) == pytest.approx(fit_temperature(D, y), rel=1e-4)
+    assert tune.CANDIDATES["labels"](D, y) == pytest.approx(
+        fit_temperature(D, y, targets="labels"), rel=1e-4)

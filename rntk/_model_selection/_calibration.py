@@ -86,7 +86,7 @@ def _soft_targets(y_index, n_classes):
     return T
 
 
-def fit_temperature(D, y_index):
+def fit_temperature(D, y_index, targets="platt"):
     """Return the scale ``a`` minimising the cross-entropy of Platt's targets of ``y_index``.
 
     Parameters
@@ -95,6 +95,9 @@ def fit_temperature(D, y_index):
         Out-of-sample decision values of the training samples.
     y_index : ndarray of shape (n_samples,)
         Index of each sample's class in ``classes_``.
+    targets : {"platt", "labels"}, default="platt"
+        Platt's targets (the rule of succession), or the labels themselves (the
+        negative log-likelihood; infinite scale where every value is on the right side).
 
     Returns
     -------
@@ -107,7 +110,13 @@ def fit_temperature(D, y_index):
     y_index = np.asarray(y_index)
     if not np.all(np.isfinite(D)) or np.ptp(D) == 0:
         return 1.0
-    T = _soft_targets(y_index, max(D.shape[1], 2))
+    n_classes = max(D.shape[1], 2)
+    if targets == "platt":
+        T = _soft_targets(y_index, n_classes)
+    elif targets == "labels":
+        T = np.eye(n_classes)[y_index]
+    else:
+        raise ValueError(f"targets must be 'platt' or 'labels', got {targets!r}")
 
     def nll(log_scale):
         return -np.mean(np.sum(T * decision_log_proba(D, np.exp(log_scale)), axis=1))
