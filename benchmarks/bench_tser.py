@@ -161,17 +161,27 @@ def plot(rows, ms, path):
     plt.close(fig)
 
 
-def _default_home():
+def default_home():
+    """Return the panel's folder: ``$RNTK_TSER_DATA``, else the development panel, or None."""
     if os.environ.get("RNTK_TSER_DATA"):
         return os.environ["RNTK_TSER_DATA"]
     shared = HERE.parent.parent / "shared" / "data" / "tser"
     return str(shared) if shared.is_dir() else None
 
 
+def dataset_names(home, datasets=None):
+    """Return the names given (comma-separated), else every set of ``home``."""
+    if home is None or not Path(home).is_dir():
+        raise SystemExit("no data: give --data-home (or set RNTK_TSER_DATA)")
+    if datasets:
+        return datasets.split(",")
+    return sorted(d.name for d in Path(home).iterdir() if (d / f"{d.name}_TRAIN.ts").exists())
+
+
 def main(argv=None):
     """Run the benchmark; return the result rows."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-home", default=_default_home(),
+    p.add_argument("--data-home", default=default_home(),
                    help="folder of NAME/NAME_TRAIN.ts and NAME/NAME_TEST.ts")
     p.add_argument("--datasets", default=None, help="comma-separated names (default: all)")
     p.add_argument("--out", default="bench_tser_out")
@@ -179,11 +189,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true",
                    help="seconds: the first set, a small grid, MiniRocket if aeon is there")
     args = p.parse_args(argv)
-    if args.data_home is None or not Path(args.data_home).is_dir():
-        raise SystemExit("no data: give --data-home (or set RNTK_TSER_DATA)")
-    names = (args.datasets.split(",") if args.datasets else
-             sorted(d.name for d in Path(args.data_home).iterdir()
-                    if (d / f"{d.name}_TRAIN.ts").exists()))
+    names = dataset_names(args.data_home, args.datasets)
     if args.quick:
         names = names[:1]
     ms = methods(args.quick)

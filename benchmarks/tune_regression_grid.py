@@ -37,16 +37,20 @@ Usage::
 
 import argparse
 import csv
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from rntk import amplitude_spectrum, rntk_kernel, value_quantiles
-from rntk.datasets import load_ts
-from rntk.model_selection import (
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_tser import dataset_names, default_home  # noqa: E402
+from bench_tser import load as load_set  # noqa: E402
+
+from rntk import amplitude_spectrum, rntk_kernel, value_quantiles  # noqa: E402
+from rntk.model_selection import (  # noqa: E402
     DEFAULT_REGRESSION_ALPHA,
     KernelRidgeRegressor,
     RidgeLOOScorer,
@@ -58,8 +62,6 @@ from rntk.model_selection import (
     pool_series,
     standardize_channels,
 )
-
-HERE = Path(__file__).resolve().parent
 
 #: Candidate settings: a name of ``REGRESSION_SETTINGS`` and its size (``band_steps``: the
 #: band on series pooled to at most that many steps; ``bins`` / ``levels``: at most that
@@ -106,12 +108,9 @@ GRIDS = [
 
 
 def load(name, home):
-    """Training and test series and targets of one set (missing values interpolated)."""
-    out = []
-    for split in ("TRAIN", "TEST"):
-        X, y = load_ts(Path(home) / name / f"{name}_{split}.ts", missing="interpolate")
-        out += [as_sequences(X), np.asarray(y, dtype=float)]
-    return out
+    """Training and test series (as sequences) and targets of one set (bench_tser's)."""
+    X, y, X_test, y_test = load_set(name, home)
+    return [as_sequences(X), y, as_sequences(X_test), y_test]
 
 
 def _setting(key, lengths):
@@ -235,17 +234,10 @@ def grids(candidates):
     return out
 
 
-def _default_home():
-    if os.environ.get("RNTK_TSER_DATA"):
-        return os.environ["RNTK_TSER_DATA"]
-    shared = HERE.parent.parent / "shared" / "data" / "tser"
-    return str(shared) if shared.is_dir() else None
-
-
 def main(argv=None):
     """Run the nested cross-validation of the regression grids; return the result rows."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-home", default=_default_home(),
+    p.add_argument("--data-home", default=default_home(),
                    help="folder of NAME/NAME_TRAIN.ts and NAME/NAME_TEST.ts")
     p.add_argument("--datasets", default=None, help="comma-separated names (default: all)")
     p.add_argument("--out", default="tune_regression_out")
@@ -258,11 +250,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true",
                    help="seconds: three candidates, the first set only")
     args = p.parse_args(argv)
-    if args.data_home is None or not Path(args.data_home).is_dir():
-        raise SystemExit("no data: give --data-home (or set RNTK_TSER_DATA)")
-    names = (args.datasets.split(",") if args.datasets else
-             sorted(d.name for d in Path(args.data_home).iterdir()
-                    if (d / f"{d.name}_TRAIN.ts").exists()))
+    names = dataset_names(args.data_home, args.datasets)
     candidates = list(CANDIDATES)
     if args.quick:
         names, candidates = names[:1], ["spectrum", "band", "pool8"]
