@@ -65,6 +65,22 @@ MEAN_NETWORK = {"readout": ["mean"], "normalize": ["rms"], "sigma_u": [0.5],
 #: only the weight of the biases).
 LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 
+
+def _readouts(network):
+    """Return a network's mean-readout settings, unsized (:func:`default_grid` sizes them).
+
+    Banded (``MEAN_BAND``), pooled to ``MEAN_POOL`` or ``LEVEL_POOL`` steps, and banded
+    on amplitude spectra or on quantile functions.
+    """
+    band = {**network, "readout_band": [MEAN_BAND]}
+    return {"band": band, "pool8": {**network, "pool": [MEAN_POOL]},
+            "pool4": {**network, "pool": [LEVEL_POOL]},
+            "spectrum": {**band, "spectrum": [SPECTRUM_BINS]},
+            "quantiles": {**band, "quantiles": [QUANTILE_LEVELS]}}
+
+
+_MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
+
 #: Kernel settings of the default (leave-one-out) classifier protocol, by name (other
 #: parameters keep the estimator's values):
 #:
@@ -106,13 +122,12 @@ LEVEL_NETWORK = {**MEAN_NETWORK, "normalize": [False]}
 #: place (83.88%).
 DEFAULT_SETTINGS = {
     "last": LAST_STEP_GRID,
-    "band": {**MEAN_NETWORK, "readout_band": [MEAN_BAND]},
-    "pool": {**MEAN_NETWORK, "pool": [MEAN_POOL]},
-    "level_band": {**LEVEL_NETWORK, "readout_band": [MEAN_BAND]},
-    "level_pool": {**LEVEL_NETWORK, "pool": [LEVEL_POOL]},
-    "spectrum": {**MEAN_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
-    "quantiles": {**MEAN_NETWORK, "readout_band": [MEAN_BAND],
-                  "quantiles": [QUANTILE_LEVELS]},
+    "band": _MEAN["band"],
+    "pool": _MEAN["pool8"],
+    "level_band": _LEVEL["band"],
+    "level_pool": _LEVEL["pool4"],
+    "spectrum": _MEAN["spectrum"],
+    "quantiles": _MEAN["quantiles"],
 }
 #: ``DEFAULT_SETTINGS`` as a grid (a list, in the order of the names).
 DEFAULT_GRID = list(DEFAULT_SETTINGS.values())
@@ -287,15 +302,8 @@ DATASET_NETWORK = {**MEAN_NETWORK, "normalize": ["dataset"]}
 #: ``LEVEL_POOL`` steps, on amplitude spectra or on quantile functions; and the
 #: last-step network of ``LAST_STEP_GRID`` on the standardised series), each sized as
 #: the classifier's by :func:`default_regression_grid`.
-REGRESSION_SETTINGS = {
-    "last": {**LAST_STEP_GRID, "normalize": ["dataset"]},
-    "band": {**DATASET_NETWORK, "readout_band": [MEAN_BAND]},
-    "pool8": {**DATASET_NETWORK, "pool": [MEAN_POOL]},
-    "pool4": {**DATASET_NETWORK, "pool": [LEVEL_POOL]},
-    "spectrum": {**DATASET_NETWORK, "readout_band": [MEAN_BAND], "spectrum": [SPECTRUM_BINS]},
-    "quantiles": {**DATASET_NETWORK, "readout_band": [MEAN_BAND],
-                  "quantiles": [QUANTILE_LEVELS]},
-}
+REGRESSION_SETTINGS = {"last": {**LAST_STEP_GRID, "normalize": ["dataset"]},
+                       **_readouts(DATASET_NETWORK)}
 
 #: Settings of the default regression protocol, by name in ``REGRESSION_SETTINGS``,
 #: chosen by nested cross-validation on the training sets of the 6-set extrinsic
