@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_panel import _load  # noqa: E402
-from tune_panel_grid import peer_results  # noqa: E402
+from tune_panel_grid import panel_names  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
 from rntk.model_selection import decision_log_proba, fit_temperature  # noqa: E402
@@ -85,11 +85,7 @@ def main(argv=None):
     p.add_argument("--out", default="results/tune_calibration")
     p.add_argument("--quick", action="store_true", help="the smallest set, a small grid")
     args = p.parse_args(argv)
-    peers = {r["dataset"]: r for r in peer_results(args.data_home)}
-    names = args.datasets.split(",") if args.datasets else sorted(peers)
-    if args.quick and not args.datasets:
-        names = [min(names, key=lambda n: int(peers[n]["n_train"]) * int(
-            peers[n]["max_length"]))]
+    names = panel_names(args.data_home, args.datasets, smallest=args.quick)
     rows = []
     for name in names:
         X, y, _, _ = _load(name, args.data_home)

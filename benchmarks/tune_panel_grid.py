@@ -138,6 +138,21 @@ def peer_results(data_home):
         return list(csv.DictReader(f))
 
 
+def panel_names(data_home, datasets=None, smallest=False):
+    """Return the names given (comma-separated), else the panel's (``peer_results.csv``).
+
+    ``smallest``: without ``datasets``, only the set of fewest training steps (``--quick``).
+    """
+    if datasets:
+        return datasets.split(",")
+    peers = {r["dataset"]: r for r in peer_results(data_home)}
+    names = sorted(peers)
+    if smallest:
+        names = [min(names, key=lambda n: int(peers[n]["n_train"])
+                     * int(peers[n]["max_length"]))]
+    return names
+
+
 def _stride(key, lengths):
     how, pool, kw = SETTINGS[key]
     if kw.get("readout") != "mean" or kw.get("readout_band") is not None:
