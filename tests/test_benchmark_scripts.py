@@ -86,6 +86,13 @@ def _csv(path):
         return list(csv.DictReader(f))
 
 
+def _write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
 @pytest.fixture(autouse=True)
 def _bundled_data(monkeypatch):
     monkeypatch.delenv("RNTK_DATA", raising=False)
@@ -167,10 +174,7 @@ def panel(tmp_path):
         peers.append(dict(dataset=name, n_train=n_train, n_test=n_test, min_length=t,
                           max_length=t, n_classes=2, published_hc2=90.0,
                           published_mr_hydra=91.0))
-    with open(home.parent / "peer_results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(peers[0]))
-        w.writeheader()
-        w.writerows(peers)
+    _write_csv(home.parent / "peer_results.csv", peers)
     return home
 
 
@@ -360,10 +364,7 @@ def tser_panel(tmp_path):
             (home / name / f"{name}_{split}.ts").write_text("\n".join(lines) + "\n")
         rows.append({"dataset": name, "method": "FreshPRINCE", "rmse": 0.5,
                      "mean_rmse_30_resamples": 0.5})
-    with open(home / "published_rmse.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _write_csv(home / "published_rmse.csv", rows)
     return home
 
 
