@@ -223,3 +223,22 @@ def family_gram(X, Y=None, *, direction="forward", diff=False, readout="last",
                    for r in readers[direction])
     return sum(rntk_gram(transform(X, r), None if Y is None else transform(Y, r), **params)
                for r in readers[direction])
+
+
+def ridge_loo_by_refits(K, Y, ridge):
+    """Leave-one-out predictions of kernel ridge with an intercept, by explicit refits.
+
+    Each sample left out in turn: the bordered system of the other samples' Gram (the
+    intercept unpenalised, ``ridge`` added to the diagonal) solved afresh for the
+    targets ``Y`` of shape (n, k), then the left-out sample predicted.
+    """
+    n = len(K)
+    D = np.empty_like(Y, dtype=float)
+    for i in range(n):
+        keep = np.arange(n) != i
+        A = np.zeros((n, n))
+        A[0, 1:] = A[1:, 0] = 1.0
+        A[1:, 1:] = K[np.ix_(keep, keep)] + ridge * np.eye(n - 1)
+        sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
+        D[i] = sol[0] + K[i, keep] @ sol[1:]
+    return D

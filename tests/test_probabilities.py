@@ -6,13 +6,8 @@ from scipy.optimize import minimize_scalar
 
 from rntk import AveragedClassifier, RNTKClassifier, RNTKClassifierCV, rntk_kernel
 from rntk.model_selection import eigh_gram, one_vs_all_targets, ridge_loo_predictions
-
-
-def _waves(rng, n_per_class=8, T=12, noise=0.6, n_classes=3):
-    t = np.linspace(0, 1, T)
-    X = np.concatenate([np.sin((3 + 2 * c) * t) + noise * rng.normal(size=(n_per_class, T))
-                        for c in range(n_classes)])
-    return X, np.repeat(np.arange(n_classes), n_per_class)
+from tests.reference import ridge_loo_by_refits
+from tests.test_model_selection import _waves
 
 
 def _nll(D, y_index, a):
@@ -53,7 +48,7 @@ def _assert_optimal(scale, D, y_index):
 
 @pytest.mark.parametrize("n_classes", [2, 3])
 def test_the_ridge_temperature_is_fitted_on_the_exact_loo_values(rng, n_classes):
-    X, y = _waves(rng, n_classes=n_classes)
+    X, y = _waves(rng, n_classes=n_classes, noise=0.6)
     clf = RNTKClassifier(model="ridge", alpha=1e-2).fit(X, y)
     xs = clf._prepare([np.asarray(x, float)[:, None] for x in X])
     K = clf._gram(xs)
@@ -61,21 +56,14 @@ def test_the_ridge_temperature_is_fitted_on_the_exact_loo_values(rng, n_classes)
     n = len(y)
     # the LOO decision values by explicit refits (bordered system, the full Gram's ridge)
     ridge = 1e-2 * np.trace(K) / n
-    D = np.empty_like(Y)
-    for i in range(n):
-        keep = np.arange(n) != i
-        A = np.zeros((n, n))
-        A[0, 1:] = A[1:, 0] = 1.0
-        A[1:, 1:] = K[np.ix_(keep, keep)] + ridge * np.eye(n - 1)
-        sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
-        D[i] = sol[0] + K[i, keep] @ sol[1:]
+    D = ridge_loo_by_refits(K, Y, ridge)
     np.testing.assert_allclose(
         ridge_loo_predictions(eigh_gram(K, True), Y, [ridge])[0], D, rtol=1e-7, atol=1e-9)
     _assert_optimal(clf.proba_scale_, D, y)
 
 
 def test_the_average_is_calibrated_on_the_mean_of_its_members_loo_values(rng):
-    X, y = _waves(rng, n_per_class=6, T=16)
+    X, y = _waves(rng, n_per_class=6, T=16, noise=0.6)
     search = RNTKClassifierCV().fit(X, y)
     avg = search.best_estimator_
     assert isinstance(avg, AveragedClassifier)
@@ -106,7 +94,7 @@ def test_probability_invariants(make):
                       labels=st.sampled_from(["int", "str"]))
     def check(seed, n_classes, labels):
         rng = np.random.default_rng(seed)
-        X, y = _waves(rng, n_per_class=5, T=10, n_classes=n_classes)
+        X, y = _waves(rng, n_per_class=5, T=10, n_classes=n_classes, noise=0.6)
         if labels == "str":
             y = np.array(["c", "a", "d", "b"])[y]
         clf = make().fit(X, y)
@@ -155,7 +143,7 @@ def test_the_scale_sharpens_with_separable_data(rng):
 
 
 def test_one_series_per_class_still_gives_probabilities(rng):
-    X, y = _waves(rng, n_per_class=1, n_classes=3)
+    X, y = _waves(rng, n_per_class=1, n_classes=3, noise=0.6)
     for clf in (RNTKClassifier(C=1.0), RNTKClassifier(model="ridge"), RNTKClassifierCV()):
         P = clf.fit(X, y).predict_proba(X)
         np.testing.assert_allclose(P.sum(axis=1), 1.0)
@@ -164,7 +152,7 @@ def test_one_series_per_class_still_gives_probabilities(rng):
 
 def test_the_kernel_is_untouched(rng):
     """Probabilities change nothing of the decision values."""
-    X, y = _waves(rng)
+    X, y = _waves(rng, noise=0.6)
     clf = RNTKClassifier(model="ridge", alpha=1e-2).fit(X, y)
     K = rntk_kernel(clf._prepare(list(X[:, :, None]), fitted=True), clf.X_fit_)
     np.testing.assert_allclose(clf.decision_function(X), clf.estimator_.decision_function(K))
