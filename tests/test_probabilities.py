@@ -184,3 +184,24 @@ def test_probability_metrics_against_scikit_learn(rng):
     y2 = np.where(y == "a", "y", "x")
     assert probability_metrics(y2, P2, ["x", "y"])["auroc"] == pytest.approx(
         roc_auc_score(y2 == "y", P2[:, 1]))
+
+
+def test_calibration_sums_pool_over_test_sets_into_the_bins(rng):
+    from rntk.benchmarking.stats import calibration_bins, calibration_sums
+
+    conf = rng.uniform(0.2, 1.0, size=50)
+    conf[0] = 1.0  # the top edge falls in the last bin
+    right = rng.uniform(size=50) < conf
+    whole = calibration_sums(conf, right, n_bins=10)
+    parts = [calibration_sums(conf[s], right[s], n_bins=10) for s in (slice(0, 17),
+                                                                       slice(17, None))]
+    for k in range(3):
+        np.testing.assert_allclose(whole[k], parts[0][k] + parts[1][k], rtol=1e-12)
+    # by hand: bin b holds the confidences in [b/10, (b+1)/10), the last one closed
+    bins = np.minimum((conf * 10).astype(int), 9)
+    np.testing.assert_array_equal(whole[2], [np.sum(bins == b) for b in range(10)])
+    keep = np.unique(bins)
+    mean_conf, acc, count = calibration_bins(conf, right, n_bins=10)
+    np.testing.assert_allclose(mean_conf, [conf[bins == b].mean() for b in keep], rtol=1e-12)
+    np.testing.assert_allclose(acc, [right[bins == b].mean() for b in keep], rtol=1e-12)
+    np.testing.assert_array_equal(count, [np.sum(bins == b) for b in keep])

@@ -17,8 +17,8 @@ from scipy.special import expit, log_expit, log_softmax
 
 from .._utils import fill_doc
 
-__all__ = ["calibrate", "calibration_summary", "cv_decision_values", "decision_log_proba",
-           "decision_proba", "fit_temperature"]
+__all__ = ["calibrate", "cv_decision_values", "decision_log_proba", "decision_proba",
+           "fit_temperature"]
 
 #: Bounds of ``log a`` for the fit (``a`` from about 5e-5 to 2e4).
 _LOG_BOUNDS = (-10.0, 10.0)
@@ -159,30 +159,6 @@ def cv_decision_values(estimator, K, y):
         d = est.decision_function(K[np.ix_(test, train)])
         D[test] = d[:, None] if d.ndim == 1 else d
     return D
-
-
-def calibration_summary(confidence, correct, n_bins=15):
-    """Per-bin sums of a test set's top probabilities, for pooling over data sets.
-
-    Parameters
-    ----------
-    confidence : array-like of shape (n_samples,)
-        Top probability of each prediction.
-    correct : array-like of shape (n_samples,)
-        Whether it is right.
-    n_bins : int, default=15
-        Equal-width bins of ``[0, 1]``.
-
-    Returns
-    -------
-    bins : list of [float, float, int]
-        Per bin, the sum of the confidences, the number right and the count.
-    """
-    confidence = np.asarray(confidence, dtype=float)
-    correct = np.asarray(correct, dtype=float)
-    b = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
-    return [[float(confidence[b == k].sum()), float(correct[b == k].sum()),
-             int((b == k).sum())] for k in range(n_bins)]
 
 
 def calibrate(classifier, D, y):

@@ -16,7 +16,6 @@ from .._estimators import RNTKClassifierCV
 from .._kernels import KERNELS, KernelSpec
 from .._model_selection import SVM_MAX_ITER, RidgeLOOScorer, SVCFoldScorer, search_grams
 from .._model_selection._calibration import (
-    calibration_summary,
     cv_decision_values,
     decision_proba,
     fit_temperature,
@@ -25,7 +24,7 @@ from ..model_selection import KernelRidgeClassifier
 from ._data import folds
 from ._protocols import KERNEL_METHODS, PROTOCOLS, RNN_CELL, RNN_METHODS, grid
 from ._signature import signature_spec
-from .stats import probability_metrics
+from .stats import calibration_sums, probability_metrics
 
 __all__ = ["run_kernel", "run_method", "run_precomputed_kernel"]
 
@@ -36,7 +35,8 @@ def _probability_result(y_test, proba, classes):
     out = probability_metrics(y_test, proba, classes)
     del out["accuracy"]  # the result's own accuracy, of ``predict``
     correct = np.asarray(classes)[proba.argmax(axis=1)] == np.asarray(y_test)
-    out["calibration_bins"] = calibration_summary(proba.max(axis=1), correct)
+    out["calibration_bins"] = [[float(s), float(r), int(c)] for s, r, c in
+                               zip(*calibration_sums(proba.max(axis=1), correct))]
     return out
 
 

@@ -30,10 +30,9 @@ from scipy.stats import friedmanchisquare, rankdata, studentized_range, wilcoxon
 
 from .._utils import fill_doc
 
-__all__ = ["calibration_bins", "critical_difference", "expected_calibration_error",
-           "friedman_ranks", "nemenyi_critical_difference", "probability_metrics",
-           "reliability_curve",
-           "summary_metrics", "win_tie_loss"]
+__all__ = ["calibration_bins", "calibration_sums", "critical_difference",
+           "expected_calibration_error", "friedman_ranks", "nemenyi_critical_difference",
+           "probability_metrics", "reliability_curve", "summary_metrics", "win_tie_loss"]
 
 
 def _table(acc):
@@ -357,6 +356,32 @@ def reliability_curve(y_true, proba, classes, n_bins=15):
     return calibration_bins(*_top_label(y_true, proba, classes), n_bins)
 
 
+def calibration_sums(confidence, correct, n_bins=15):
+    """Per bin of confidence: the sum of the confidences, the number right, the count.
+
+    Sums rather than means, so that test sets can be pooled by adding them.
+
+    Parameters
+    ----------
+    confidence : array-like of shape (n_samples,)
+        Top probability of each prediction.
+    correct : array-like of shape (n_samples,)
+        Whether each prediction is right (1) or wrong (0).
+    n_bins : int, default=15
+        Equal-width bins of ``[0, 1]``.
+
+    Returns
+    -------
+    confidence_sum, correct_sum, count : ndarray of shape (n_bins,)
+        Per bin, empty ones included.
+    """
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    return (np.bincount(bins, confidence, n_bins), np.bincount(bins, correct, n_bins),
+            np.bincount(bins, minlength=n_bins))
+
+
 def calibration_bins(confidence, correct, n_bins=15):
     """Bin predictions by confidence: the mean confidence, accuracy and count per bin.
 
@@ -374,13 +399,9 @@ def calibration_bins(confidence, correct, n_bins=15):
     confidence, accuracy, count : ndarray of shape (n_nonempty_bins,)
         Per non-empty bin.
     """
-    confidence = np.asarray(confidence, dtype=float)
-    correct = np.asarray(correct, dtype=float)
-    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
-    keep = np.unique(bins)
-    return (np.array([confidence[bins == b].mean() for b in keep]),
-            np.array([correct[bins == b].mean() for b in keep]),
-            np.array([(bins == b).sum() for b in keep]))
+    conf, right, count = calibration_sums(confidence, correct, n_bins)
+    keep = count > 0
+    return conf[keep] / count[keep], right[keep] / count[keep], count[keep]
 
 
 @fill_doc(probabilities=_PROBABILITIES)
