@@ -239,15 +239,20 @@ def readout_stride(lengths, pool=1, *, max_readouts=MEAN_READOUTS, budget=MEAN_B
     return stride
 
 
+#: The parameters shared by :func:`default_grid` and :func:`default_regression_grid`.
+_LENGTHS_ALPHAS = """lengths : array-like of int
+    Lengths of the training series.
+alphas : list of float, default=None
+    Ridges to add as ``"alpha"`` (``None``: none)."""
+
+
+@fill_doc(lengths_alphas=_LENGTHS_ALPHAS)
 def default_grid(lengths, alphas=None):
     """Return the default classifier grid for training series of the given lengths.
 
     Parameters
     ----------
-    lengths : array-like of int
-        Lengths of the training series.
-    alphas : list of float, default=None
-        Ridges to add as ``"alpha"`` (``None``: none).
+    {lengths_alphas}
 
     Returns
     -------
@@ -334,15 +339,13 @@ DEFAULT_REGRESSION_ALPHA = DEFAULT_ALPHA + [math.inf]
 DEFAULT_REGRESSION_N_AVERAGE = 2
 
 
+@fill_doc(lengths_alphas=_LENGTHS_ALPHAS)
 def default_regression_grid(lengths, alphas=None, settings=None):
     """Return the default regression grid for training series of the given lengths.
 
     Parameters
     ----------
-    lengths : array-like of int
-        Lengths of the training series.
-    alphas : list of float, default=None
-        Ridges to add as ``"alpha"`` (``None``: none).
+    {lengths_alphas}
     settings : sequence of str, default=None
         Names in ``REGRESSION_SETTINGS`` (``None``: ``DEFAULT_REGRESSION_SETTINGS``).
 
@@ -361,6 +364,7 @@ def default_regression_grid(lengths, alphas=None, settings=None):
     return [_sized(REGRESSION_SETTINGS[k], lengths, alphas, bins=REGRESSION_SPECTRUM_BINS,
                    levels=REGRESSION_QUANTILE_LEVELS, band_steps=REGRESSION_BAND_STEPS)
             for k in names]
+
 
 #: Kernel hyperparameter grid of Appendix A.1 (single-layer ReLU RNTK): 900 settings.
 PAPER_GRID = {

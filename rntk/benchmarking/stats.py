@@ -356,6 +356,16 @@ def reliability_curve(y_true, proba, classes, n_bins=15):
     return calibration_bins(*_top_label(y_true, proba, classes), n_bins)
 
 
+#: The parameters of :func:`calibration_sums` and :func:`calibration_bins`.
+_BINS = """confidence : array-like of shape (n_samples,)
+    Top probability of each prediction (several test sets may be pooled).
+correct : array-like of shape (n_samples,)
+    Whether each prediction is right (1) or wrong (0).
+n_bins : int, default=15
+    Equal-width bins of ``[0, 1]``."""
+
+
+@fill_doc(bins=_BINS)
 def calibration_sums(confidence, correct, n_bins=15):
     """Per bin of confidence: the sum of the confidences, the number right, the count.
 
@@ -363,12 +373,7 @@ def calibration_sums(confidence, correct, n_bins=15):
 
     Parameters
     ----------
-    confidence : array-like of shape (n_samples,)
-        Top probability of each prediction.
-    correct : array-like of shape (n_samples,)
-        Whether each prediction is right (1) or wrong (0).
-    n_bins : int, default=15
-        Equal-width bins of ``[0, 1]``.
+    {bins}
 
     Returns
     -------
@@ -382,17 +387,13 @@ def calibration_sums(confidence, correct, n_bins=15):
             np.bincount(bins, minlength=n_bins))
 
 
+@fill_doc(bins=_BINS)
 def calibration_bins(confidence, correct, n_bins=15):
     """Bin predictions by confidence: the mean confidence, accuracy and count per bin.
 
     Parameters
     ----------
-    confidence : array-like of shape (n_samples,)
-        Top probability of each prediction (several test sets may be pooled).
-    correct : array-like of shape (n_samples,)
-        Whether each prediction is right (1) or wrong (0).
-    n_bins : int, default=15
-        Equal-width bins of ``[0, 1]``.
+    {bins}
 
     Returns
     -------
