@@ -5,6 +5,8 @@ each public module, so ``rntk.nn`` is checked without importing it.
 """
 
 import ast
+import csv
+import math
 import re
 from pathlib import Path
 
@@ -187,6 +189,49 @@ def test_engine_speed_figures_agree_with_the_benchmark_table():
     speed = (ROOT / "docs" / "user_guide" / "speed.md").read_text(encoding="utf-8")
     assert f"{rate}e9 pair-steps/s, **{ratio}x** the numpy baseline" in speed.replace("\n", " ")
     assert f"{ratio_mixed}x for mixed lengths" in speed
+
+
+def _bench_csv(name):
+    with open(ROOT / "benchmarks" / name, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _flat(path):
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def test_probability_figures_agree_with_the_benchmark_results():
+    rows = _bench_csv("bench_probabilities.csv")
+    both = [r for r in rows if r["calibrated_nll"] not in ("", "nan")]
+
+    def mean(key):
+        return sum(float(r[key]) for r in both) / len(both)
+
+    nll, cal_nll = mean("rntk_nll"), mean("calibrated_nll")
+    ece, cal_ece = mean("rntk_ece"), mean("calibrated_ece")
+    assert f"mean NLL of {nll:.3f} against {cal_nll:.3f}" in _flat(ROOT / "README.md")
+    page = _flat(ROOT / "docs" / "user_guide" / "probabilities.md")
+    assert f"| **{nll:.3f}** | **{ece:.3f}** |" in page
+    assert f"| {cal_nll:.3f} | {cal_ece:.3f} |" in page
+
+
+def test_regression_figures_agree_with_the_benchmark_results():
+    rows = _bench_csv("bench_tser.csv")
+    ratio = math.exp(sum(math.log(float(r["rntk_rmse"]) / float(r["minirocket_rmse"]))
+                         for r in rows) / len(rows))
+    wins = sum(float(r["rntk_rmse"]) < float(r["minirocket_rmse"]) for r in rows)
+    below_mean = sum(float(r["rntk_rmse"]) < float(r["mean_rmse"]) for r in rows)
+    ours, theirs = (sum(float(r[k]) for r in rows) for k in ("rntk_seconds",
+                                                              "minirocket_seconds"))
+    times = f"in {ours / theirs:.2f}x its time ({ours:.1f} s against {theirs:.1f} s)"
+    readme = _flat(ROOT / "README.md")
+    assert (f"on {wins} of {len(rows)}, a geometric mean RMSE ratio to it of {ratio:.3f}, "
+            f"{times}, and is below the mean predictor on {below_mean} of {len(rows)}"
+            ) in readme
+    page = _flat(ROOT / "docs" / "user_guide" / "regression.md")
+    assert (f"on {wins} of the {len(rows)} sets, a geometric mean RMSE ratio to it of "
+            f"{ratio:.3f}, {times}; below the mean predictor on {below_mean} of the "
+            f"{len(rows)}") in page
 
 
 def test_docs_name_versions_not_releases():
