@@ -1,4 +1,4 @@
-"""The Numba engines' on-disk cache, one engine per activation (STYLE item 7)."""
+"""The Numba engines' on-disk cache, one engine per activation and precision (STYLE item 7)."""
 
 import os
 import subprocess
@@ -21,7 +21,9 @@ for act in ("relu", "erf", "linear"):
     K.append(rntk_kernel(X, activation=act))
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     assert all(np.allclose(k, K[0], rtol=1e-13, atol=0) for k in K), act
-stats = [f.stats for f in _rntk._PAIR_KERNELS + _shared._SELF_VARIANCES]
+    K32 = rntk_kernel(X, activation=act, precision="float32")
+    assert np.allclose(K32, K[0], rtol=1e-4, atol=1e-4 * np.abs(K[0]).max()), act
+stats = [f.stats for f in (*_rntk._PAIR_KERNELS.values(), *_shared._SELF_VARIANCES)]
 print(sum(sum(s.cache_hits.values()) for s in stats),
       sum(sum(s.cache_misses.values()) for s in stats))
 """
@@ -39,11 +41,12 @@ def _run(cache, threads=None):
 
 @pytest.mark.slow
 def test_each_activation_compiles_once_then_loads_under_any_thread_count(tmp_path):
-    # a fresh cache: the three engines and their self variances are compiled and saved
-    assert _run(tmp_path) == (0, 6)
-    # later processes load all six, with one thread or the default, changed between calls
-    assert _run(tmp_path, threads=1) == (6, 0)
-    assert _run(tmp_path) == (6, 0)
+    # a fresh cache: the three engines in each precision and their self variances are
+    # compiled and saved
+    assert _run(tmp_path) == (0, 9)
+    # later processes load all nine, with one thread or the default, changed between calls
+    assert _run(tmp_path, threads=1) == (9, 0)
+    assert _run(tmp_path) == (9, 0)
 
 
 class _Dispatcher:

@@ -47,13 +47,18 @@ from ._params import (
 )
 from ._shared import (
     _JIT,
+    PRECISIONS,
     _cov,
+    _lit,
     _mul,
     _v_phi,
     check_out,
+    check_precision,
     n_chains,
     network_inputs,
     prepare,
+    single,
+    single_fits,
     work_items,
 )
 
@@ -105,9 +110,9 @@ def _layer(act, l, p, a1, r1, sw2, su2, sb2, ystart, y_started, ya, yr, xin, yin
     if p < y_started:
         for jj in range(v.shape[0]):
             if p < ystart[jj]:
-                v[jj] = 0.0
-                d[jj] = 0.0
-                th[jj] = 0.0
+                v[jj] = _lit(v[jj], 0.0)
+                d[jj] = _lit(v[jj], 0.0)
+                th[jj] = _lit(v[jj], 0.0)
 
 
 def _make_pair_kernel(act):
@@ -152,19 +157,21 @@ def _make_pair_kernel(act):
         t_max, m, _ = xdata.shape
         n_layers = sw2.shape[0]
         last = t_max - 1
+        real = xdata.dtype  # the arithmetic: float64, or float32 (``precision``)
+        zero = _lit(sw2[0], 0.0)
         for it in prange(items.shape[0]):
             i = items[it, 0]
             j0 = items[it, 1]
             j1 = items[it, 2]
             nb = j1 - j0
             # per layer and column: V_phi (covariance of h), V_phi' and Theta of g, last step
-            v = np.zeros((n_layers, nb))
-            d = np.zeros((n_layers, nb))
-            th = np.zeros((n_layers, nb))
-            acc = np.zeros(nb)
-            inp = np.zeros(nb)
-            below = np.zeros(nb)
-            chan = np.zeros(nb)
+            v = np.zeros((n_layers, nb), real)
+            d = np.zeros((n_layers, nb), real)
+            th = np.zeros((n_layers, nb), real)
+            acc = np.zeros(nb, real)
+            inp = np.zeros(nb, real)
+            below = np.zeros(nb, real)
+            chan = np.zeros(nb, real)
             same = np.zeros(nb, dtype=np.bool_)
             self_lane = symmetric and j0 <= i < j1
             ys = ystart[j0:j1]
@@ -186,10 +193,10 @@ def _make_pair_kernel(act):
                 k = cut if cut < n_xcuts else cut - n_xcuts + 1  # readouts apart
                 a = k * stride if cut < n_xcuts else 0
                 b = 0 if cut < n_xcuts else k * stride
-                wgt = 1.0 if band < 0 else 1.0 - k / (band + 1.0)
-                v[:] = 0.0
-                d[:] = 0.0
-                th[:] = 0.0
+                wgt = _lit(zero, 1.0 if band < 0 else 1.0 - k / (band + 1.0))
+                v[:] = zero
+                d[:] = zero
+                th[:] = zero
                 same[:] = False
                 if self_lane and cut == 0:
                     same[i - j0] = True
@@ -202,8 +209,8 @@ def _make_pair_kernel(act):
                         xin = xdata[px, 0, i]
                         yin = ydata[py, 0, j0:j1]
                     else:
-                        xin = 1.0 / m
-                        chan[:] = 0.0
+                        xin = _lit(zero, 1.0 / m)
+                        chan[:] = zero
                         for k in range(m):
                             xv = xdata[px, k, i]
                             for jj in range(nb):
@@ -242,8 +249,10 @@ def _make_pair_kernel(act):
     return pair_kernel
 
 
-#: The engines, by activation code: dispatchers, compiled on first use.
-_PAIR_KERNELS = tuple(_make_pair_kernel(act) for act in range(3))
+#: The engines, by activation code and precision: dispatchers, compiled on first use
+#: (one per precision, so that each is compiled with its own first call's options).
+_PAIR_KERNELS = {(act, precision): _make_pair_kernel(act)
+                 for act in range(3) for precision in PRECISIONS}
 #: Interleaved vectors of each engine's lane loops (ReLU, erf, linear; see INTERLEAVE).
 _INTERLEAVE = (INTERLEAVE, 0, INTERLEAVE)
 
@@ -253,9 +262,10 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     """Run the engine of activation ``act`` (see ``_make_pair_kernel``).
 
     Its first call in a process compiles it with interleaved lane loops where that pays
-    (:func:`rntk._utils.interleaved_loops`; not the erf engine, which it slows).
+    (:func:`rntk._utils.interleaved_loops`; not the erf engine, which it slows). The
+    arithmetic is that of ``xdata`` (float64 or float32; every float argument alike).
     """
-    engine = _PAIR_KERNELS[act]
+    engine = _PAIR_KERNELS[act, _precision_of(xdata)]
     with interleaved_loops(engine, _INTERLEAVE[act]):
         return engine(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                       diag_out, *args)
@@ -273,7 +283,8 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
                 readout: str = _D["readout"], readout_stride: int = _D["readout_stride"],
                 readout_band: int | None = _D["readout_band"],
                 n_jobs: int | None = None, out: np.ndarray | None = None,
-                block_rows: int | None = None, device: str = "cpu") -> np.ndarray:
+                block_rows: int | None = None, device: str = "cpu",
+                precision: str = "float64") -> np.ndarray:
     r"""Gram matrix of the Recurrent Neural Tangent Kernel (or of the RNN-NNGP kernel).
 
     The kernel of an infinitely wide Elman RNN with ``n_layers`` layers in the NTK
@@ -306,6 +317,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
         which needs the extra ``cuda`` (``pip install "rntk[cuda]"``) and an NVIDIA
         GPU; ``n_jobs``, ``out`` and ``block_rows`` are then not used (``out``
         receives a copy).
+    {precision}
 
     Returns
     -------
@@ -347,6 +359,7 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     True
     """
     options = table_options(locals())
+    check_precision(precision)
     if device == "cuda":
         from ._cuda import rntk_kernel_cuda
 
@@ -359,12 +372,19 @@ def rntk_kernel(X: Sequences, Y: Sequences | None = None, *,
     if device != "cpu":
         raise ValueError(f"unknown device {device!r}; choose 'cpu' or 'cuda'")
     check_n_jobs(n_jobs)
-    return _gram(X, Y, resolve_params(**options), n_jobs, out, block_rows)
+    return _gram(X, Y, resolve_params(**options), n_jobs, out, block_rows, precision)
 
 
-def _engine_args(spec):
+def _precision_of(data):
+    """Return the ``precision`` of an array of the engine (its floating type's name)."""
+    return "float32" if data.dtype == np.float32 else "float64"
+
+
+def _engine_args(spec, precision="float64"):
     """Return the options as the engine's ``act, sw2, su2, sb2, sh2, sv2, want_ntk``."""
-    return (spec.act, *spec.layer_variances(), spec.sh2, spec.sv2, spec.want_ntk)
+    real = PRECISIONS[precision]
+    sw2, su2, sb2 = (np.asarray(a, dtype=real) for a in spec.layer_variances())
+    return (spec.act, sw2, su2, sb2, real(spec.sh2), real(spec.sv2), spec.want_ntk)
 
 
 def _engine_name(spec):
@@ -372,7 +392,7 @@ def _engine_name(spec):
     return f"the RNTK engine ({spec.activation})"
 
 
-def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None):
+def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None, precision="float64"):
     """Return the Gram for checked options ``spec`` (see :func:`rntk_kernel`)."""
     readers, diff, stride, band = spec.readers, spec.diff, spec.stride, spec.band
     xs = as_sequences(X, "X")
@@ -397,6 +417,11 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None):
         x = prepare(network_inputs(xs, reverse, diff), t_max, spec)
         y = x if symmetric else prepare(network_inputs(ys, reverse, diff), t_max, spec)
         packed.append((x, y))
+    if precision == "float32" and not all(single_fits(x) and single_fits(y) for x, y in packed):
+        precision = "float64"  # values or variances beyond float32's comfortable range
+    if precision == "float32":
+        packed = [(single(x), None if y is x else single(y)) for x, y in packed]
+        packed = [(x, x if y is None else y) for x, y in packed]
     K = np.zeros((n_x, n_y)) if out is None else out
     buffers = [np.zeros((min(rows, n_x), n_y)) for _ in range(n_buffers)]
     for r0 in range(0, n_x, rows):
@@ -407,9 +432,9 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None):
         parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
         for (x, y), part in zip(packed, parts):
             with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
-                    compile_notice(_PAIR_KERNELS[spec.act], _engine_name(spec)):
-                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(spec), stride,
-                             band, r0, part)
+                    compile_notice(_PAIR_KERNELS[spec.act, precision], _engine_name(spec)):
+                _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(spec, precision),
+                             stride, band, r0, part)
             if part is not parts[0]:
                 parts[0] += part
         block = parts[0]
@@ -469,7 +494,7 @@ def _diag(X, spec, n_jobs=None):
         out = np.zeros((n, 1))
         work = n * t_max * spec.n_layers * n_chains(t_max, spec.stride, spec.band)
         with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
-                compile_notice(_PAIR_KERNELS[spec.act], _engine_name(spec)):
+                compile_notice(_PAIR_KERNELS[spec.act, "float64"], _engine_name(spec)):
             _pair_kernel(*x, *x, items, True, True, *_engine_args(spec), spec.stride,
                          spec.band, 0, out)
         d += out[:, 0]

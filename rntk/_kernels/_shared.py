@@ -14,12 +14,14 @@ caller's ``out`` array. The options themselves are checked by
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .._utils import JIT_OPTIONS, check_int, pack_end_aligned
 
-__all__ = ["ASIN_POLY", "BLOCK_BYTES", "TILE", "check_out", "n_chains", "network_inputs",
-           "pack_series", "prepare", "self_factors", "self_variances", "work_items"]
+__all__ = ["ASIN_POLY", "BLOCK_BYTES", "PRECISIONS", "TILE", "check_out", "check_precision",
+           "n_chains", "network_inputs", "pack_series", "prepare", "self_factors",
+           "self_variances", "single_fits", "work_items"]
 
 TILE = 256  # columns per work item
 BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out``
@@ -42,6 +44,42 @@ _JIT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "contract", "a
 # product and sum that every engine does, the CUDA one included)
 _EXACT = dict(JIT_OPTIONS, fastmath={"nnan", "ninf", "nsz", "arcp", "afn"})
 
+#: The engine's arithmetic, by ``precision``: the Numba engine is compiled for either.
+PRECISIONS = {"float64": np.float64, "float32": np.float32}
+
+
+def _lit(like, value):
+    """Return ``value`` in the floating type of ``like`` (in compiled code).
+
+    The engine's helpers write every constant through it, so that one source compiles
+    to float64 or float32 arithmetic from its arguments' type (a bare literal is
+    float64 and would widen float32 lanes); ``value`` may be a constant expression.
+    """
+    return value
+
+
+@overload(_lit, inline="always")
+def _lit_overload(like, value):
+    if isinstance(like, types.Float) and like.bitwidth == 32:
+        return lambda like, value: np.float32(value)
+    return lambda like, value: np.float64(value)
+
+
+#: The correlation snap of ``_v_phi`` in float32 (see ``_SNAP``).
+_SNAP32 = 16 * float(np.finfo(np.float32).eps)
+
+
+def _snap(like):
+    """Return ``_SNAP`` in the floating type of ``like`` (in compiled code)."""
+    return _SNAP
+
+
+@overload(_snap, inline="always")
+def _snap_overload(like):
+    if isinstance(like, types.Float) and like.bitwidth == 32:
+        return lambda like: np.float32(_SNAP32)
+    return lambda like: np.float64(_SNAP)
+
 
 @njit(**_EXACT)
 def _cov(sw2, v, inp, sb2):
@@ -61,17 +99,20 @@ def _asin_core(a, one_minus_a):
 
     ``one_minus_a`` is ``1 - a``, given by a caller who knows it without cancellation.
     """
-    big = a > 0.5
-    y = math.sqrt(0.5 * one_minus_a) if big else a
+    big = a > _lit(a, 0.5)
+    y = math.sqrt(_lit(a, 0.5) * one_minus_a) if big else a
     z = y * y
     # P(z) by Estrin's scheme: four independent pairs, then two levels (depth 5 instead
     # of Horner's 11 dependent steps, the lanes' critical path)
     c = ASIN_POLY
+    c0, c1, c2, c3 = _lit(z, c[0]), _lit(z, c[1]), _lit(z, c[2]), _lit(z, c[3])
+    c4, c5, c6, c7 = _lit(z, c[4]), _lit(z, c[5]), _lit(z, c[6]), _lit(z, c[7])
+    c8, c9, c10, c11 = _lit(z, c[8]), _lit(z, c[9]), _lit(z, c[10]), _lit(z, c[11])
     z2 = z * z
     z4 = z2 * z2
-    p0 = (c[0] + c[1] * z) + (c[2] + c[3] * z) * z2
-    p1 = (c[4] + c[5] * z) + (c[6] + c[7] * z) * z2
-    p2 = (c[8] + c[9] * z) + (c[10] + c[11] * z) * z2
+    p0 = (c0 + c1 * z) + (c2 + c3 * z) * z2
+    p1 = (c4 + c5 * z) + (c6 + c7 * z) * z2
+    p2 = (c8 + c9 * z) + (c10 + c11 * z) * z2
     p = p0 + (p1 + p2 * z4) * z4
     return y + y * z * p, big
 
@@ -83,8 +124,8 @@ def _asin(x, one_minus_abs_x):
     ``one_minus_abs_x`` is ``1 - |x|``; near ``|x| = 1`` its accuracy decides the result's.
     """
     r, big = _asin_core(abs(x), one_minus_abs_x)
-    r = 0.5 * math.pi - 2.0 * r if big else r
-    return r if x >= 0.0 else -r
+    r = _lit(r, 0.5 * math.pi) - _lit(r, 2.0) * r if big else r
+    return r if x >= _lit(x, 0.0) else -r
 
 
 def network_inputs(seqs, reverse=False, diff=False):
@@ -145,6 +186,43 @@ def prepare(seqs, t_max, spec):
     data, start = pack_series(seqs, t_max)
     self_var = self_variances(data, start, spec.act, *spec.layer_variances(), spec.sh2)
     return (data, start) + self_factors(self_var, spec.act)
+
+
+def check_precision(precision):
+    """Raise a ``ValueError`` unless ``precision`` is one of :data:`PRECISIONS`."""
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}; got {precision!r}")
+
+
+#: The largest magnitude of a value or a self factor (``sqrt`` of a variance) that the
+#: float32 engine takes, and the smallest nonzero one: products and variances then stay
+#: within ``1e-30..1e30``, far from float32's overflow (3.4e38) and its subnormals.
+SINGLE_RANGE = (1e-15, 1e15)
+
+
+def single_fits(packed):
+    """Return whether packed inputs ``(data, start, a, r)`` suit the float32 engine.
+
+    Values beyond ``SINGLE_RANGE[1]`` in magnitude, or self factors beyond it or below
+    ``SINGLE_RANGE[0]`` (zeros apart: the positions before a series starts, a zero
+    series), would overflow float32 or lose its precision; the engine then computes in
+    float64 instead.
+    """
+    data, _, a, r = packed
+    lo, hi = SINGLE_RANGE
+    if data.size and np.abs(data).max() > hi:
+        return False
+    for f in (a, r):
+        m = np.abs(f[f != 0])
+        if m.size and (m.max() > hi or m.min() < lo):
+            return False
+    return True
+
+
+def single(packed):
+    """Return packed inputs ``(data, start, a, r)`` with the floats in float32."""
+    data, start, a, r = packed
+    return (data.astype(np.float32), start, a.astype(np.float32), r.astype(np.float32))
 
 
 def self_factors(k, act):
@@ -208,29 +286,30 @@ def _v_phi(act, a1, r1, a2, r2, k3, same):
     and its copy have ``e1 = e2 = 0``: ``1 - |c| = u``, bitwise the value of a series
     with itself.
     """
+    one = _lit(k3, 1.0)
     if act == 0:  # ReLU
-        c = min(max(k3 * r1 * r2, -1.0), 1.0)
+        c = min(max(k3 * r1 * r2, -one), one)
         ac = abs(c)
-        om = 1.0 - ac  # exact for |c| >= 1/2
-        om = 0.0 if (same or om <= _SNAP) else om
+        om = one - ac  # exact for |c| >= 1/2
+        om = _lit(om, 0.0) if (same or om <= _snap(om)) else om
         h, big = _asin_core(ac, om)
-        t = 2.0 * h if big else 0.5 * math.pi - h  # arccos |c|
-        tail = a1 * a2 * (math.sqrt(om * (1.0 + ac)) - t * ac) * (0.5 / math.pi)
-        q = t * (0.5 / math.pi)
-        if c >= 0.0:
-            return tail + 0.5 * k3, 0.5 - q
+        t = _lit(h, 2.0) * h if big else _lit(h, 0.5 * math.pi) - h  # arccos |c|
+        tail = a1 * a2 * (math.sqrt(om * (one + ac)) - t * ac) * _lit(t, 0.5 / math.pi)
+        q = t * _lit(t, 0.5 / math.pi)
+        if c >= _lit(c, 0.0):
+            return tail + _lit(k3, 0.5) * k3, _lit(q, 0.5) - q
         return tail, q
     elif act == 1:  # erf
-        t = 2.0 * k3 * r1
-        c = t * r1 if same else min(max(t * r2, -1.0), 1.0)
+        t = _lit(k3, 2.0) * k3 * r1
+        c = t * r1 if same else min(max(t * r2, -one), one)
         ac = abs(c)
         e = (a1 - ac) + (a2 - ac)  # e1 + e2 >= 0
         # a series and its copy (e within rounding of 0): the lane of a series with itself
-        e = 0.0 if (same or e <= 2.0 * _SNAP) else e
-        om = 0.5 * ((r1 * r1 + r2 * r2) + e)  # 1 - |c| > 0
-        return ((2.0 / math.pi) * _asin(c, om),
-                (4.0 / math.pi) * r1 * r2 / math.sqrt(om * (1.0 + ac)))
-    return k3, 1.0  # linear
+        e = _lit(e, 0.0) if (same or e <= _lit(e, 2.0) * _snap(e)) else e
+        om = _lit(e, 0.5) * ((r1 * r1 + r2 * r2) + e)  # 1 - |c| > 0
+        return (_lit(om, 2.0 / math.pi) * _asin(c, om),
+                _lit(om, 4.0 / math.pi) * r1 * r2 / math.sqrt(om * (one + ac)))
+    return k3, one  # linear
 
 
 def self_variances(data, start, act, sw2, su2, sb2, sh2):
