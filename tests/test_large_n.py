@@ -184,7 +184,7 @@ def test_path_on_unit_rms_series_computes_the_banded_features_once(rng, monkeypa
                         lambda self, *a, **k: fits.append(1) or real(self, *a, **k))
     path = RNTKClassifierCV(large_n=0, n_components=len(X)).fit(X, y)
     assert len(fits) == len(default_grid([X.shape[1]] * len(X))) - len(DEFAULT_SAME)
-    exact = RNTKClassifierCV(large_n=None).fit(X, y)
+    exact = RNTKClassifierCV(large_n=None, precision="float64").fit(X, y)
     assert path.averaged_params_ == exact.averaged_params_
     X_test, _ = _waves(np.random.default_rng(1), 3)
     np.testing.assert_allclose(path.decision_function(X_test),

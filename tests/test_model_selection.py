@@ -151,7 +151,8 @@ def test_default_search_is_the_ridge_classifier(rng):
     assert strides == expected
     assert {p.get("spectrum") for p in search.cv_results_["params"]} == {
         None, X.shape[1] // 2 + 1}
-    refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
+    refits = [RNTKClassifier(model="ridge", precision="auto", **p).fit(X, y)
+              for p in search.averaged_params_]
     np.testing.assert_allclose(search.decision_function(X),
                                np.mean([r.decision_function(X) for r in refits], axis=0),
                                rtol=1e-10, atol=1e-12)
@@ -467,7 +468,8 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
     # the members are the settings actually fitted: the banded one stands for the other
     level = {k: v[0] for k, v in grid[names.index("level_band")].items()}
     assert not any(p.items() >= level.items() for p in search.averaged_params_)
-    refits = [RNTKClassifier(model="ridge", **p).fit(X, y) for p in search.averaged_params_]
+    refits = [RNTKClassifier(model="ridge", precision="auto", **p).fit(X, y)
+              for p in search.averaged_params_]
     np.testing.assert_allclose(search.decision_function(X),
                                np.mean([r.decision_function(X) for r in refits], axis=0),
                                rtol=1e-10, atol=1e-12)

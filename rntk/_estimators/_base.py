@@ -127,6 +127,13 @@ class RNTKKernelMixin:
     def _kernel_params(self):
         return {name: getattr(self, name) for name in RNTK_PARAM_NAMES}
 
+    def _precision(self):
+        """Return the engine's arithmetic: ``precision``, with ``"auto"`` resolved."""
+        precision = getattr(self, "precision", "float64")
+        if precision == "auto":
+            return "float32" if self.readout == "mean" else "float64"
+        return precision
+
     def _gram(self, xs, ys=None):
         return rntk_kernel(xs, ys, n_jobs=self.n_jobs, device=getattr(self, "device", "cpu"),
-                           **self._kernel_params())
+                           precision=self._precision(), **self._kernel_params())

@@ -37,7 +37,7 @@ def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
 #: The searches' own parameters, around those of their estimator (``derived_init``).
 _SEARCH_HEAD = {"protocol": "loo", "cv": None, "scoring": None}
 _SEARCH_TAIL = {"n_average": None, "refit": True, "verbose": 0, "error_score": np.nan,
-                "large_n": "auto", "n_components": 500}
+                "large_n": "auto", "n_components": 500, "precision": "auto"}
 
 
 def _ridge_fold_r2(K_train, y_train, K_test, y_test, params):
@@ -101,6 +101,13 @@ n_jobs : int, default=None
     ``joblib.parallel_config``, as in scikit-learn), ``-1``: all cores.
 device : {{"cpu", "cuda"}}, default="cpu"
     Where the Grams are computed, as in :func:`rntk.rntk_kernel`.
+precision : {{"float64", "float32", "auto"}}, default="auto"
+    Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
+    float32 for the mean-readout settings (``readout="mean"``: all the default
+    grid's but one), float64 for the last-step ones; with the default grid this
+    takes about 0.8x the Gram time of float64 for the same nested-CV accuracy on the
+    development panel (``benchmarks/tune_precision.py``). The ``large_n`` path
+    computes in float64.
 verbose : int, default=0
     ``1``: progress about every 10% of the kernel settings (settings done /
     total, elapsed time, ETA, best score so far); ``2``: after every setting.
@@ -269,7 +276,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKClassifier
-    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES
+    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES + ("precision",)
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -277,7 +284,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     }
 
     __init__ = derived_init(RNTKClassifier, ("param_grid", None), _SEARCH_HEAD,
-                            _SEARCH_TAIL, exclude=("model",))
+                            _SEARCH_TAIL, exclude=("model", "precision"))
 
     def _n_average(self):
         return _n_average(self, _grids.DEFAULT_N_AVERAGE)
@@ -450,7 +457,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """
 
     _estimator_class = RNTKRegressor
-    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES
+    _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES + ("precision",)
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -458,7 +465,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     }
 
     __init__ = derived_init(RNTKRegressor, ("param_grid", None), _SEARCH_HEAD,
-                            _SEARCH_TAIL, exclude=("model",))
+                            _SEARCH_TAIL, exclude=("model", "precision"))
 
     _paper_cv = 5
 

@@ -12,6 +12,7 @@ from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
+from .._kernels._shared import PRECISIONS
 from .._model_selection._calibration import (
     calibrate,
     cv_decision_values,
@@ -43,6 +44,7 @@ _CONSTRAINTS = {
     "missing": MISSING_CONSTRAINT,
     "n_jobs": [numbers.Integral, None],
     "device": [StrOptions({"cpu", "cuda"})],
+    "precision": [StrOptions({*PRECISIONS, "auto"})],
 }
 
 
@@ -50,13 +52,13 @@ def _params(**own):
     """Return the estimators' parameters and defaults, from the tables.
 
     The kernel's (``RNTK_PARAMS``), the estimator's own, the series preparations
-    (``PREPARATIONS``; ``own`` may set their defaults), then ``missing``, ``n_jobs`` and
-    ``device``.
+    (``PREPARATIONS``; ``own`` may set their defaults), then ``missing``, ``n_jobs``,
+    ``device`` and ``precision``.
     """
     kernel = [(p.name, p.default) for p in RNTK_PARAMS]
     prep = [(p.name, own.pop(p.name, p.default)) for p in PREPARATIONS]
     return kernel + list(own.items()) + prep + [("missing", "raise"), ("n_jobs", None),
-                                                 ("device", "cpu")]
+                                                 ("device", "cpu"), ("precision", "float64")]
 
 
 def _consistent(P, classes, labels):
@@ -99,6 +101,7 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
     {preparations}
     {missing}
     {n_jobs_device}
+    {precision_estimator}
 
     Attributes
     ----------
@@ -283,6 +286,7 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     {preparations}
     {missing}
     {n_jobs_device}
+    {precision_estimator}
 
     Attributes
     ----------

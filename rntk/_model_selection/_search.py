@@ -638,6 +638,8 @@ class BaseKernelSearchCV(BaseEstimator):
                     continue
                 est = clone(base).set_params(**candidates[i])
                 if features is not None:
+                    if "precision" in est.get_params():  # the features are float64's
+                        est.set_params(precision="float64")
                     est._fit_preparation(raw)
                     features.refit(est, K, y, i)
                     if not base._is_regressor:
