@@ -21,6 +21,10 @@ run, the ratio of best times moves far less than that of single times.
 Gram computed, :data:`rntk.model_selection.DEFAULT_SAME` emptied), alternating with the
 others, and reports its time beside ours (the same accuracies are expected on every set).
 
+``--compare-precision P`` also runs the default with ``precision=P`` (``"float32"`` or
+``"float64"``: the engine's arithmetic), alternating with the others, and reports its time
+and accuracy beside ours (column ``precision``) and the sets where they differ.
+
 ``--quick`` checks the script in seconds: only the smallest set of the panel (or those of
 ``--datasets``), ``RNTKClassifierCV`` on the small grid of ``bench_ucr_protocols.py
 --quick``, and MiniRocket only when aeon is installed (else its columns are ``nan``).
@@ -28,7 +32,7 @@ others, and reports its time beside ours (the same accuracies are expected on ev
 Usage::
 
     python benchmarks/bench_panel.py [--data-home DIR] [--datasets A,B] [--out DIR]
-        [--repeat K] [--compare-unit-rms] [--quick]
+        [--repeat K] [--compare-unit-rms] [--compare-precision P] [--quick]
 """
 
 import argparse
@@ -108,6 +112,16 @@ def summary(rows, peers):
               f"{int(np.sum(d < -10))}; worst: "
               + ", ".join(f"{n} {x:+.1f}" for x, n in worst)
               + f"; time {t_ours:.1f} s against {t_mr:.1f} s ({t_ours / t_mr:.2f}x)."]
+    if "precision_s" in rows[0]:
+        t_p = sum(r["precision_s"] for r in rows)
+        differ = [(r["dataset"], r["precision_acc"] - r["rntk_acc"]) for r in rows
+                  if r["precision_acc"] != r["rntk_acc"]]
+        mean_p = np.mean([r["precision_acc"] for r in rows])
+        lines += ["", f"With the other precision (same process): {mean_p:.2f}% "
+                  f"({mean_p - ours:+.2f}), {t_p:.1f} s, {t_p / t_ours:.2f}x ours "
+                  f"({t_p / t_mr:.2f}x MiniRocket); accuracy different on {len(differ)} of "
+                  f"{len(rows)} sets" + (": " + ", ".join(f"{n} {x:+.2f}" for n, x in differ)
+                                         if differ else "") + "."]
     if "every_s" in rows[0]:
         t_every = sum(r["every_s"] for r in rows)
         same = sum(r["every_acc"] == r["rntk_acc"] for r in rows)
@@ -126,6 +140,8 @@ def main(argv=None):
                    help="fits per set and method, alternating; the best time is kept")
     p.add_argument("--compare-unit-rms", action="store_true",
                    help="also the default without its unit-RMS rule (column every)")
+    p.add_argument("--compare-precision", choices=("float32", "float64"), default=None,
+                   help="also the default with this engine precision (column precision)")
     p.add_argument("--quick", action="store_true",
                    help="smallest set, small grid, MiniRocket only with aeon (seconds)")
     args = p.parse_args(argv)
@@ -145,6 +161,9 @@ def main(argv=None):
     if args.compare_unit_rms:
         methods["every"] = (lambda: _EveryGram(QUICK_GRIDS["rntk"])) if args.quick \
             else _EveryGram
+    if args.compare_precision:
+        grid = QUICK_GRIDS["rntk"] if args.quick else None
+        methods["precision"] = lambda: RNTKClassifierCV(grid, precision=args.compare_precision)
     _warm_up(methods)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -167,7 +186,9 @@ def main(argv=None):
         print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
               f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)"
               + (f"  every {row['every_acc']:6.2f} ({row['every_s']:6.2f} s)"
-                 if "every_s" in row else ""), flush=True)
+                 if "every_s" in row else "")
+              + (f"  precision {row['precision_acc']:6.2f} ({row['precision_s']:6.2f} s)"
+                 if "precision_s" in row else ""), flush=True)
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()

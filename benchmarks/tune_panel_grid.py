@@ -179,9 +179,14 @@ def lag_window(x, k, d):
     return out / np.sqrt(k)
 
 
-def grams(name, key, data, cache):
-    """Training Gram, test-vs-train Gram and seconds of one setting (cached)."""
-    path = cache / f"{name}__{key}.npz"
+def grams(name, key, data, cache, precision="float64"):
+    """Training Gram, test-vs-train Gram and seconds of one setting (cached).
+
+    ``precision``: the engine's arithmetic (``rntk_kernel(precision=...)``); the float32
+    Grams are cached under their own names.
+    """
+    tag = "" if precision == "float64" else f"__{precision}"
+    path = cache / f"{name}__{key}{tag}.npz"
     if not path.exists():
         xtr, xte = data
         how, pool, kw = SETTINGS[key]
@@ -203,9 +208,9 @@ def grams(name, key, data, cache):
         if lag is not None:
             xtr, xte = ([lag_window(s, *lag) for s in x] for x in (xtr, xte))
         t0 = time.perf_counter()
-        Ktr = rntk_kernel(xtr, **kw)
+        Ktr = rntk_kernel(xtr, precision=precision, **kw)
         t1 = time.perf_counter()
-        Kte = rntk_kernel(xte, xtr, **kw)
+        Kte = rntk_kernel(xte, xtr, precision=precision, **kw)
         np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
                  test_seconds=time.perf_counter() - t1)
     z = np.load(path)

@@ -278,6 +278,41 @@ def test_tune_panel_ensembles_replace_quick(panel, tmp_path):
     assert (tmp_path / "out" / "replace.md").exists()
 
 
+def test_tune_precision_quick(panel, tmp_path):
+    module = _script("tune_precision.py")
+    cache = tmp_path / "cache"
+    module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
+                 "--cache", str(cache)])
+    rows = _csv(tmp_path / "out" / "precision.csv")
+    assert [(r["dataset"], r["precision"]) for r in rows] == [
+        ("Beef", p) for p in module.PRECISIONS]
+    assert all(0 <= float(r[h]) <= 100 for r in rows for h in ("nested", "shot2", "test"))
+    # seven Grams per precision, cached apart; "auto" reads them
+    assert len(list(cache.glob("Beef__*__float32.npz"))) == len(module.SEVEN)
+    assert len(list(cache.glob("Beef__*.npz"))) == 2 * len(module.SEVEN)
+    assert "auto - float64" in (tmp_path / "out" / "precision.md").read_text()
+    assert module._setting_precision("auto", "last_d0") == "float64"
+    assert module._setting_precision("auto", "pool8") == "float32"
+
+
+def test_tune_precision_tser_quick(tser_panel, tmp_path):
+    module = _script("tune_precision.py")
+    rows = module.main(["--quick", "--tser", str(tser_panel), "--out", str(tmp_path)])
+    assert [r["precision"] for r in rows] == ["float64", "auto"]
+    assert all(r["test_rmse"] > 0 and r["nested_rmse"] > 0 for r in rows)
+    assert [r["precision"] for r in _csv(tmp_path / "regression.csv")] == ["float64", "auto"]
+    assert "geometric mean" in (tmp_path / "regression.md").read_text()
+
+
+def test_bench_panel_compares_precisions(panel, tmp_path):
+    module = _script("bench_panel.py")
+    module.main(["--quick", "--compare-precision", "float64", "--datasets", "Beef",
+                 "--data-home", str(panel), "--out", str(tmp_path / "out")])
+    (row,) = _csv(tmp_path / "out" / "results.csv")
+    assert 0 <= float(row["precision_acc"]) <= 100 and float(row["precision_s"]) > 0
+    assert "With the other precision" in (tmp_path / "out" / "summary.md").read_text()
+
+
 def test_lag_window_reads_the_lagged_steps_as_channels():
     lag_window = _script("tune_panel_grid.py").lag_window
     x = np.column_stack([np.arange(1.0, 6.0), -np.arange(1.0, 6.0)])
