@@ -11,12 +11,18 @@ Run::
     python benchmarks/bench_kernel.py            # full: N=500, T=150, plus scaling
     python benchmarks/bench_kernel.py --quick    # small sizes, seconds
     python benchmarks/bench_kernel.py --compare HEAD~1   # this engine / a git revision's
+    python benchmarks/bench_kernel.py --compare-precision  # float32 / float64 engine
 
 ``--compare REV`` loads the engine of git revision ``REV`` (``_rntk.py`` and the
 ``_shared.py`` it inlines) into this process next to the current one and times both on
 the same data, alternating, so that their ratio is meaningful on a noisy machine (and
 checks that they agree); the cases include the default grid's pooled and banded mean
 readouts.
+
+``--compare-precision`` times the engine's float32 arithmetic
+(``rntk_kernel(precision="float32")``) against its float64 on the same cases, alternating
+(the ratio: float64 time / float32 time), with the largest difference relative to the
+largest entry.
 
 Writes ``bench_kernel.json`` and ``bench_kernel.png`` (scaling in N and T) in ``--out``.
 """
@@ -119,10 +125,16 @@ _MEAN = {"readout": "mean", "sigma_u": 0.5, "sigma_b": 0.1, "sigma_w": 1.2}
 def compare(rev, quick=False, repeat=5):
     """Time the current engine against revision ``rev``'s, alternating, in one process.
 
-    Returns a dict of per-case best times and ratios ``rev time / current time``
-    (above 1: the current engine is faster).
+    ``rev=None``: the float32 engine (current) against the float64 one (in place of
+    ``rev``'s). Returns a dict of per-case best times and ratios ``rev time / current
+    time`` (above 1: the current engine is faster).
     """
-    base = engine_at(rev)
+    if rev is None:
+        rev = "float64"
+        current = lambda data, **kw: rntk_kernel(data, precision="float32", **kw)  # noqa: E731
+        base = rntk_kernel
+    else:
+        current, base = rntk_kernel, engine_at(rev)
     rng = np.random.default_rng(0)
     n, T = (120, 60) if quick else (300, 150)
     X = rng.normal(size=(n, T))
@@ -140,12 +152,12 @@ def compare(rev, quick=False, repeat=5):
     out = {}
     print(f"engine of {rev} vs this one: best of {repeat}, alternating (N={n}, T={T})")
     for name, (data, kw) in cases.items():
-        new_k, old_k = rntk_kernel(data, **kw), base(data, **kw)  # compile, and compare
+        new_k, old_k = current(data, **kw), base(data, **kw)  # compile, and compare
         diff = float(np.max(np.abs(new_k - old_k)) / np.max(np.abs(old_k)))
         t_new = t_old = np.inf
         for _ in range(repeat):
             t_old = min(t_old, _time(lambda: base(data, **kw), 1))
-            t_new = min(t_new, _time(lambda: rntk_kernel(data, **kw), 1))
+            t_new = min(t_new, _time(lambda: current(data, **kw), 1))
         out[name] = dict(rev_s=t_old, current_s=t_new, ratio=t_old / t_new, max_rel_diff=diff)
         print(f"{name:20s}: {rev} {t_old:.4f} s, current {t_new:.4f} s, speed ratio "
               f"{t_old / t_new:.3f} (rel. diff {diff:.1e})")
@@ -159,8 +171,10 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--compare", metavar="REV", default=None,
                         help="time this engine against git revision REV's, and stop")
+    parser.add_argument("--compare-precision", action="store_true",
+                        help="time the float32 engine against the float64 one, and stop")
     args = parser.parse_args(argv)
-    if args.compare:
+    if args.compare or args.compare_precision:
         return compare(args.compare, args.quick, max(args.repeat, 5))
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(0)

