@@ -25,12 +25,19 @@ from ._kernels import (
 )
 from ._model_selection import AveragedClassifier, AveragedRegressor
 from ._nystroem import RNTKNystroem
-from ._preprocessing import amplitude_spectrum, from_aeon, interpolate_missing, value_quantiles
+from ._preprocessing import (
+    amplitude_spectrum,
+    from_aeon,
+    interpolate_missing,
+    shape_quantiles,
+    value_quantiles,
+)
 from ._transformers import (
     AmplitudeSpectrum,
     BlockMeans,
     SeriesImputer,
     SeriesScaler,
+    ShapeQuantiles,
     ValueQuantiles,
 )
 from ._utils import KernelOverflowError
@@ -42,5 +49,5 @@ __all__ = [
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
-    "AveragedRegressor", "AmplitudeSpectrum", "ValueQuantiles", "BlockMeans", "SeriesImputer",
-    "amplitude_spectrum", "value_quantiles", "from_aeon"]
+    "AveragedRegressor", "AmplitudeSpectrum", "ValueQuantiles", "ShapeQuantiles", "BlockMeans",
+    "SeriesImputer", "amplitude_spectrum", "value_quantiles", "shape_quantiles", "from_aeon"]

@@ -12,14 +12,20 @@ import numpy as np
 
 from ._utils import as_sequences, fill_doc
 from ._utils._preparations import check_preparation
-from ._utils._sequences import quantile_series, spectrum_series
+from ._utils._sequences import (
+    SHAPE_DILATIONS,
+    quantile_series,
+    shape_quantile_series,
+    spectrum_series,
+)
 from ._utils._validation import _as_list, _check_not_1d, _reject_strings, as_array_like
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
-__all__ = ["amplitude_spectrum", "from_aeon", "interpolate_missing", "value_quantiles"]
+__all__ = ["amplitude_spectrum", "from_aeon", "interpolate_missing", "shape_quantiles",
+           "value_quantiles"]
 
 
 def _read_series(X, missing="raise"):
@@ -256,3 +262,52 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     n_levels = check_preparation("quantiles", n_levels, "n_levels")
     _, seqs = _read_series(X)
     return np.stack(quantile_series(seqs, int(n_levels)))
+
+
+@fill_doc(parameters=_parameters("n_levels", 64, "Levels"), **_TRANSFORM_DOC)
+def shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
+    """Quantile functions of the values, slopes and curvatures of series at three scales.
+
+    For each channel of each series, the quantiles at the levels ``(k + 1/2) / n_levels``
+    (:func:`numpy.quantile`, linear interpolation) of seven signals: its values; its
+    differences ``x_t - x_{{t-d}}`` and its curvatures ``x_{{t+d}} - 2 x_t + x_{{t-d}}``
+    for ``d`` = 1, 4 and 16 steps (``SHAPE_DILATIONS``); each scaled to unit
+    root-mean-square. This is what the estimators read with ``shapes=n_levels`` (one of
+    the settings of the default classifier grid): the network runs over the levels,
+    lowest value first, and its kernel compares how often each slope and each curvature
+    occurs at each scale, wherever it occurs in time (the distribution of local shapes,
+    as MiniRocket's proportions of positive values of dilated convolutions count it:
+    each quantile function holds those proportions at every threshold).
+
+    {parameters}
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_samples, n_levels, 7 * n_channels)
+        Per series, the quantile functions of the values (channels ``0 .. m - 1``,
+        ``m = n_channels``), of the differences at 1, 4 and 16 steps (``m .. 4 m - 1``)
+        and of the curvatures at 1, 4 and 16 steps (``4 m .. 7 m - 1``); a signal a
+        series is too short for is zeros, as is a channel of zeros.
+
+    {raises_transform}
+
+    See Also
+    --------
+    value_quantiles : The values and first differences alone.
+    amplitude_spectrum : The other representation of the default grid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import shape_quantiles
+    >>> t = np.arange(40.0)
+    >>> X = [np.abs(t - 20), np.abs(t - 5)]  # one V shape, at two places
+    >>> q = shape_quantiles(X, n_levels=8)
+    >>> q.shape
+    (2, 8, 7)
+    >>> bool(np.allclose(q[0, :, 4], q[1, :, 4]))  # the same curvatures (one kink each)
+    True
+    """
+    n_levels = check_preparation("shapes", n_levels, "n_levels")
+    _, seqs = _read_series(X)
+    return np.stack(shape_quantile_series(seqs, int(n_levels), SHAPE_DILATIONS))

@@ -15,7 +15,14 @@ from sklearn.utils._param_validation import StrOptions
 
 from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
 from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
-from ._utils._sequences import peak_scaled, pool_series, quantile_series, spectrum_series
+from ._utils._sequences import (
+    SHAPE_DILATIONS,
+    peak_scaled,
+    pool_series,
+    quantile_series,
+    shape_quantile_series,
+    spectrum_series,
+)
 from ._utils._validation import as_array_like
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
@@ -29,7 +36,7 @@ _ATTRIBUTES = """Attributes
 n_channels_in_ : int
     Channels per time step seen in fit."""
 
-__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer", "SeriesScaler",
+__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer", "SeriesScaler", "ShapeQuantiles",
            "ValueQuantiles"]
 
 
@@ -252,6 +259,43 @@ class ValueQuantiles(_SeriesTransformer):
     def _transform(self, seqs):
         return quantile_series(seqs, check_preparation("quantiles", self.n_levels,
                                                        "n_levels"))
+
+
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
+class ShapeQuantiles(_SeriesTransformer):
+    """Quantile functions of the values, slopes and curvatures of series, as a transformer.
+
+    The transformer of :func:`rntk.shape_quantiles` (each channel's values, differences
+    and curvatures at 1, 4 and 16 steps, read at ``n_levels`` levels, each scaled to unit
+    RMS), what the estimators read with ``shapes=n_levels``.
+
+    Parameters
+    ----------
+    n_levels : int, default=64
+        Levels of the grid, at least 2.
+
+    {missing}
+
+    {transformer_attributes}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import ShapeQuantiles
+    >>> ShapeQuantiles(n_levels=4).fit_transform([np.arange(20.0)]).shape
+    (1, 4, 7)
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_levels": PREPARATION_CONSTRAINTS["shapes"][:1]}
+
+    def __init__(self, n_levels=64, *, missing="raise"):
+        self.n_levels = n_levels
+        self.missing = missing
+
+    def _transform(self, seqs):
+        return shape_quantile_series(
+            seqs, check_preparation("shapes", self.n_levels, "n_levels"), SHAPE_DILATIONS)
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

@@ -201,6 +201,30 @@ def test_bench_panel_quick(panel, tmp_path, monkeypatch, hide_aeon):
 
 
 
+def test_bench_panel_reads_a_ts_panel(tmp_path):
+    # the UEA layout: NAME/NAME_{TRAIN,TEST}.ts, multivariate, of unequal lengths, and a
+    # peer_results.csv of other sets beside the folder (as ../shared/data holds)
+    rng = np.random.default_rng(0)
+    home = tmp_path / "data" / "uea"
+    (home / "Motions").mkdir(parents=True)
+    _write_csv(home.parent / "peer_results.csv", [dict(dataset="Other", n_train=1)])
+    for split, n in (("TRAIN", 12), ("TEST", 8)):
+        lines = ["@problemName Motions", "@timeStamps false", "@missing false",
+                 "@univariate false", "@dimensions 2", "@equalLength false",
+                 "@classLabel true a b", "@data"]
+        for i in range(n):
+            t = int(rng.integers(10, 16))
+            x = rng.normal(size=(2, t)) + (i % 2)
+            lines.append(":".join(",".join(f"{v:.5g}" for v in ch) for ch in x)
+                         + (":a" if i % 2 == 0 else ":b"))
+        (home / "Motions" / f"Motions_{split}.ts").write_text("\n".join(lines) + "\n")
+    _script("bench_panel.py").main(["--quick", "--data-home", str(home),
+                                    "--out", str(tmp_path / "out")])
+    (row,) = _csv(tmp_path / "out" / "results.csv")
+    assert row["dataset"] == "Motions" and 0 <= float(row["rntk_acc"]) <= 100
+    assert "| Motions | 12 |" in (tmp_path / "out" / "summary.md").read_text()
+
+
 def test_bench_panel_compares_without_the_unit_rms_rule(panel, tmp_path, monkeypatch):
     module = _script("bench_panel.py")
     seen = []
@@ -301,6 +325,17 @@ def test_tune_precision_quick(panel, tmp_path):
     assert "auto - float64" in (tmp_path / "out" / "precision.md").read_text()
     assert module._setting_precision("auto", "last_d0") == "float64"
     assert module._setting_precision("auto", "pool8") == "float32"
+
+
+def test_tune_local_shapes_quick(panel, tmp_path):
+    module = _script("tune_local_shapes.py")
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
+                        "--cache", str(tmp_path / "cache")])
+    variants = list(module.plans())
+    assert [r["variant"] for r in rows] == variants  # Beef alone
+    assert len(variants) == 1 + 2 * len(module.VARIANTS)
+    assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "shot2", "test"))
+    assert "in place of the quantiles" in (tmp_path / "out" / "local_shapes.md").read_text()
 
 
 def test_tune_precision_tser_quick(tser_panel, tmp_path):

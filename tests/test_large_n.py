@@ -168,7 +168,9 @@ def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
     # the default averages the best settings: every member is fitted on the landmarks
     members = clf.best_estimator_.estimators_
     assert len(members) == 3 and all(len(est.X_fit_) == m for est in members)
-    assert peak < n * n * 8 / 8  # an n x n float64 matrix is 32 MB; this is 4 MB
+    # an n x n float64 matrix is 32 MB; this is 8 MB, for what is linear in n: the shape
+    # setting's 7 channels x 8 levels of every series, packed for the engine (6.2 MB)
+    assert peak < n * n * 8 / 4
     assert clf.score(X, y) > 0.5
 
 

@@ -14,9 +14,11 @@ from rntk import (
     RNTKRegressor,
     RNTKRegressorCV,
     SeriesImputer,
+    ShapeQuantiles,
     ValueQuantiles,
     amplitude_spectrum,
     interpolate_missing,
+    shape_quantiles,
     value_quantiles,
 )
 from rntk._utils._preparations import (
@@ -32,6 +34,7 @@ from rntk.model_selection import as_sequences, normalize_series, pool_series
 #: transformer.
 TRANSFORMS = {"spectrum": (amplitude_spectrum, "n_bins", AmplitudeSpectrum),
               "quantiles": (value_quantiles, "n_levels", ValueQuantiles),
+              "shapes": (shape_quantiles, "n_levels", ShapeQuantiles),
               "pool": (None, "pool", BlockMeans)}
 
 
@@ -44,10 +47,10 @@ def test_every_estimator_takes_every_preparation_with_the_tables_constraint():
             assert f"{p.name} : " in cls.__doc__
     assert RNTKClassifier().normalize is True and RNTKRegressor().normalize is False
     assert PREPARATION_DEFAULTS["spectrum"] is None
-    assert set(REPRESENTATIONS) == {"spectrum", "quantiles"}
+    assert set(REPRESENTATIONS) == {"spectrum", "quantiles", "shapes"}
 
 
-@pytest.mark.parametrize("name", ["spectrum", "quantiles", "pool"])
+@pytest.mark.parametrize("name", ["spectrum", "quantiles", "shapes", "pool"])
 @pytest.mark.parametrize("bad, error, match", [
     (0, ValueError, "at least"), (2.5, TypeError, "an int"), (True, TypeError, "an int")])
 def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
@@ -63,7 +66,7 @@ def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
         RNTKClassifier(**{name: bad}).fit(X, [0, 1, 0, 1])
 
 
-@pytest.mark.parametrize("function", [amplitude_spectrum, value_quantiles])
+@pytest.mark.parametrize("function", [amplitude_spectrum, value_quantiles, shape_quantiles])
 def test_bad_series_are_refused_before_the_transform(rng, function):
     X = rng.normal(size=(3, 8))
     X[1, 3] = np.nan
@@ -88,12 +91,13 @@ def test_the_preparations_run_in_the_tables_order(rng):
         np.testing.assert_array_equal(g, w)
     # an estimator without a preparation's parameter does not get its default
     assert prepare_series(xs, {}, {}) is xs
-    assert set(PREPARATION_NAMES) == {"normalize", "spectrum", "quantiles", "pool"}
+    assert set(PREPARATION_NAMES) == {"normalize", "spectrum", "quantiles", "shapes", "pool"}
 
 
 @pytest.mark.parametrize("transformer, function", [
     (AmplitudeSpectrum(n_bins=9), lambda X: amplitude_spectrum(X, n_bins=9)),
     (ValueQuantiles(n_levels=6), lambda X: value_quantiles(X, n_levels=6)),
+    (ShapeQuantiles(n_levels=6), lambda X: shape_quantiles(X, n_levels=6)),
 ])
 def test_transformers_equal_their_functions(rng, transformer, function):
     for X in (rng.normal(size=(5, 20)), rng.normal(size=(5, 20, 3)),

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel, value_quantiles
-from rntk.model_selection import default_grid
 from tests.reference import family_gram
 from tests.wide_networks import assert_wide_networks_converge
 
@@ -76,16 +75,6 @@ def test_the_estimator_reads_the_rms_scaled_quantiles(rng):
     search = RNTKClassifierCV(param_grid={"quantiles": [None, 4], "alpha": [1e-3, 1.0]},
                               normalize="rms", **SPEC).fit(X, y)
     assert sorted(search.cv_results_["param_quantiles"], key=str) == [4, 4, None, None]
-
-
-def test_the_default_grid_reads_quantiles_on_at_most_64_levels():
-    from rntk.model_selection import MEAN_NETWORK
-
-    for T, levels in [(1, 2), (5, 5), (64, 64), (1344, 64)]:
-        (setting,) = [g for g in default_grid([T, max(1, T // 2)]) if "quantiles" in g]
-        assert setting["quantiles"] == [levels]
-        assert "pool" not in setting and setting["readout_band"] == [8]
-        assert all(setting[k] == v for k, v in MEAN_NETWORK.items())
 
 
 def test_the_quantile_kernel_tells_apart_distributions_that_the_spectrum_cannot(rng):

@@ -57,7 +57,7 @@ def _n_average(search, default):
 
 
 def _check_no_representation(search):
-    """Refuse ``spectrum`` / ``quantiles`` on a search of a default grid that has its own."""
+    """Refuse a representation on a search of a default grid that has its own."""
     given = {k: getattr(search, k) for k in REPRESENTATIONS if getattr(search, k) is not None}
     if given:
         said = ", ".join(f"{k}={v!r}" for k, v in given.items())
@@ -67,15 +67,15 @@ def _check_no_representation(search):
             "spectral and quantile settings read spectra and quantile functions, the "
             f"others the series. To search on {said} alone, give a param_grid (e.g. "
             "param_grid={'alpha': rntk.model_selection.DEFAULT_ALPHA}); to search the "
-            "default grid, leave spectrum and quantiles at None")
+            "default grid, leave " + ", ".join(REPRESENTATIONS) + " at None")
 
 
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
     Grid of parameters of the underlying estimator, as in
     :class:`~sklearn.model_selection.GridSearchCV`. Parameters not in it take
-    this object's values (those below; ``spectrum`` and ``quantiles`` only with a
-    ``param_grid``: the default grid has settings of its own for them, and refuses
-    them). ``None`` is the protocol's grid: {default}.
+    this object's values (those below; ``spectrum``, ``quantiles`` and ``shapes``
+    only with a ``param_grid``: the default grid has settings of its own for them,
+    and refuses them). ``None`` is the protocol's grid: {default}.
 protocol : {{"loo", "paper"}}, default="loo"
     ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
     (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
@@ -192,7 +192,8 @@ self : {estimator}CV
              "block means of 8 steps with up to 128 readouts; the same on the series as "
              "given, which keeps their level and scale, with the band or on block means "
              "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
-             "on the quantile functions of values and steps, ``quantiles``) x 9 "
+             "on the quantile functions of values, slopes and curvatures at 1, 4 and "
+             "16 steps, ``shapes``) x 9 "
              "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
              "the best candidates of the 3 best settings (``n_average``); with "
              "``protocol='paper'`` the paper's 900 kernel settings x 5 values of ``C``"),

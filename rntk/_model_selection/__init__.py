@@ -27,6 +27,7 @@ from ._grids import (
     PAPER_GRID,
     QUANTILE_LEVELS,
     REGRESSION_SETTINGS,
+    SHAPE_LEVELS,
     SPECTRUM_BINS,
     UNIT_RMS_SPREAD,
     UNIT_RMS_TOL,
@@ -39,7 +40,8 @@ from ._grids import (
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import TIE_RTOL, BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA", "DEFAULT_GRID",
+__all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SHAPE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA",
+           "DEFAULT_GRID",
            "DEFAULT_N_AVERAGE",
            "DEFAULT_PRIOR", "DEFAULT_SAME", "DEFAULT_SETTINGS",
            "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",

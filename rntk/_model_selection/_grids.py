@@ -23,7 +23,8 @@ __all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DE
            "DEFAULT_SAME", "UNIT_RMS_SPREAD", "UNIT_RMS_TOL", "unit_rms",
            "LAST_STEP_GRID", "LEVEL_NETWORK", "LEVEL_POOL", "MEAN_BAND", "MEAN_BUDGET",
            "MEAN_NETWORK", "MEAN_POOL", "MEAN_READOUTS", "PAPER_ALPHA", "PAPER_C",
-           "PAPER_GRID", "QUANTILE_LEVELS", "SPECTRUM_BINS", "default_grid", "mean_readouts",
+           "PAPER_GRID", "QUANTILE_LEVELS", "SHAPE_LEVELS", "SPECTRUM_BINS", "default_grid",
+           "mean_readouts",
            "readout_stride"]
 
 #: Readouts per series of the pooled mean-readout setting of the default grid, at most:
@@ -49,6 +50,9 @@ SPECTRUM_BINS = 128
 #: Levels of the quantile setting at most (fewer when the longest training series has
 #: fewer steps).
 QUANTILE_LEVELS = 64
+#: Levels of the shape setting at most (fewer when the longest training series has fewer
+#: steps).
+SHAPE_LEVELS = 64
 
 #: The part of the default grid read out at the last step: the bidirectional two-layer
 #: ReLU RNTK, ``sigma_b = 2``, unit-norm series.
@@ -70,13 +74,15 @@ def _readouts(network):
     """Return a network's mean-readout settings, unsized (:func:`default_grid` sizes them).
 
     Banded (``MEAN_BAND``), pooled to ``MEAN_POOL`` or ``LEVEL_POOL`` steps, and banded
-    on amplitude spectra or on quantile functions.
+    on amplitude spectra, on quantile functions of values and steps, or on those of
+    values, slopes and curvatures.
     """
     band = {**network, "readout_band": [MEAN_BAND]}
     return {"band": band, "pool8": {**network, "pool": [MEAN_POOL]},
             "pool4": {**network, "pool": [LEVEL_POOL]},
             "spectrum": {**band, "spectrum": [SPECTRUM_BINS]},
-            "quantiles": {**band, "quantiles": [QUANTILE_LEVELS]}}
+            "quantiles": {**band, "quantiles": [QUANTILE_LEVELS]},
+            "shapes": {**band, "shapes": [SHAPE_LEVELS]}}
 
 
 _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
@@ -95,10 +101,11 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: * the spectral setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading each
 #:   series' amplitude spectrum (``spectrum``: at most ``SPECTRUM_BINS`` frequencies,
 #:   see :func:`rntk.amplitude_spectrum`), scaled to unit RMS;
-#: * the quantile setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
-#:   quantile functions of each series' values and steps (``quantiles``: at most
-#:   ``QUANTILE_LEVELS`` levels, see :func:`rntk.value_quantiles`), scaled to unit RMS:
-#:   the distribution of the values and of the steps, whatever their order in time;
+#: * the shape setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
+#:   quantile functions of each series' values, and of its slopes and curvatures at 1,
+#:   4 and 16 steps (``shapes``: at most ``SHAPE_LEVELS`` levels, see
+#:   :func:`rntk.shape_quantiles`), each scaled to unit RMS: the distribution of the
+#:   values and of the local shapes at three scales, whatever their place in time;
 #:
 #: the pooled ones with the readout stride of :func:`mean_readouts`, the banded ones
 #: on series pooled to at most ``BAND_STEPS`` steps. The refitted model averages the
@@ -119,7 +126,9 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: --replace``): 84.05% against 83.57% (+0.49 +- 0.25, the mean and standard error of
 #: the per-set differences), with 1 and 2 series per class 55.83% and 64.02%; 64
 #: levels rather than 32 (83.94%), and beside the last-step setting rather than in its
-#: place (83.88%).
+#: place (83.88%). 0.4.0 reads the local shapes in its place (``shapes``, by the same
+#: protocol, ``benchmarks/tune_local_shapes.py``, with ``precision="auto"``): see
+#: ``benchmarks/README.md`` for the nested figures.
 DEFAULT_SETTINGS = {
     "last": LAST_STEP_GRID,
     "band": _MEAN["band"],
@@ -127,7 +136,7 @@ DEFAULT_SETTINGS = {
     "level_band": _LEVEL["band"],
     "level_pool": _LEVEL["pool4"],
     "spectrum": _MEAN["spectrum"],
-    "quantiles": _MEAN["quantiles"],
+    "shapes": _MEAN["shapes"],
 }
 #: ``DEFAULT_SETTINGS`` as a grid (a list, in the order of the names).
 DEFAULT_GRID = list(DEFAULT_SETTINGS.values())
@@ -261,7 +270,7 @@ def default_grid(lengths, alphas=None):
         :func:`readout_stride`; each banded setting on
         series with the ``pool`` ``ceil(max(lengths) / BAND_STEPS)``; the spectral
         setting with ``min(SPECTRUM_BINS, max(lengths) // 2 + 1)`` frequencies (at
-        least 2); the quantile setting with ``min(QUANTILE_LEVELS, max(lengths))``
+        least 2); the shape setting with ``min(SHAPE_LEVELS, max(lengths))``
         levels (at least 2); and the ridges.
     """
     return [_sized(g, lengths, alphas) for g in DEFAULT_GRID]
@@ -284,6 +293,8 @@ def _sized(setting, lengths, alphas, bins=None, levels=None, band_steps=None):
         g["spectrum"] = [max(_least("spectrum"), min(bins or SPECTRUM_BINS, longest // 2 + 1))]
     elif "quantiles" in g:
         g["quantiles"] = [max(_least("quantiles"), min(levels or QUANTILE_LEVELS, longest))]
+    elif "shapes" in g:
+        g["shapes"] = [max(_least("shapes"), min(SHAPE_LEVELS, longest))]
     elif "readout_band" in g:
         g["pool"] = [max(1, -(-longest // (band_steps or BAND_STEPS)))]
     if "pool" in g and "readout_band" not in g:

@@ -27,6 +27,7 @@ from ._sequences import (
     normalize_series,
     pool_series,
     quantile_series,
+    shape_quantile_series,
     spectrum_series,
     standardize_channels,
 )
@@ -119,6 +120,16 @@ PREPARATIONS = (
         "    not with ``spectrum``). The network then reads each distribution from its\n"
         "    lowest value to its highest, so that the kernel compares the distributions\n"
         "    of values and of steps whatever their order in time;"),
+    _representation(
+        "shapes", shape_quantile_series,
+        "replace each series by the quantile functions\n"
+        "    of its values, of its differences ``x_t - x_{{t-d}}`` and of its curvatures\n"
+        "    ``x_{{t+d}} - 2 x_t + x_{{t-d}}`` for ``d`` = 1, 4 and 16 steps, read at\n"
+        "    ``shapes`` levels ``(k + 1/2) / shapes``, each channel scaled to unit\n"
+        "    root-mean-square (:func:`rntk.shape_quantiles`; ``None``: the series itself;\n"
+        "    not with another representation). The kernel then compares the distributions\n"
+        "    of local slopes and curvatures at three scales (of local shapes), wherever\n"
+        "    they occur in time;"),
     Preparation(
         "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
         "pool : int, default=1\n"

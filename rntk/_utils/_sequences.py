@@ -26,7 +26,7 @@ __all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_
            "interpolate_steps", "standardize_channels",
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
-           "quantile_series", "spectrum_series"]
+           "quantile_series", "shape_quantile_series", "spectrum_series", "SHAPE_DILATIONS"]
 
 
 def _as_float_array(a, name):
@@ -541,6 +541,60 @@ def quantile_series(seqs, n_levels):
         q = np.concatenate([np.quantile(a, levels, axis=1),
                             np.quantile(steps, levels, axis=1)], axis=2)
         return np.ascontiguousarray(_unit_rms_columns(q).transpose(1, 0, 2))
+
+    return _per_shape(seqs, quantiles)
+
+
+#: Steps apart of the differences and curvatures of :func:`shape_quantile_series`.
+SHAPE_DILATIONS = (1, 4, 16)
+
+
+def _dilated(a, d, order):
+    """First (``order`` 1) or second (2) differences of ``a`` ``(n, T, m)`` at dilation ``d``.
+
+    ``x_t - x_{t-d}``, or ``x_{t+d} - 2 x_t + x_{t-d}``, over the steps where they exist;
+    a single zero per series where the series is too short for one.
+    """
+    n, t, m = a.shape
+    if t <= order * d:
+        return np.zeros((n, 1, m))
+    if order == 1:
+        return a[:, d:] - a[:, :-d]
+    return (a[:, 2 * d:] - a[:, d:-d]) - (a[:, d:-d] - a[:, :-2 * d])
+
+
+@fill_doc(seqs=_SEQS)
+def shape_quantile_series(seqs, n_levels, dilations=SHAPE_DILATIONS):
+    """Replace each series by the quantile functions of its values and local shapes.
+
+    {seqs}
+    n_levels : int
+        Levels of the common grid, ``(k + 1/2) / n_levels`` for ``k < n_levels``.
+    dilations : tuple of int, default=SHAPE_DILATIONS
+        Steps apart ``d`` of the differences and curvatures.
+
+    Returns
+    -------
+    quantiles : list of ndarray of shape (n_levels, (1 + 2 len(dilations)) m)
+        Per channel, the quantiles (``numpy.quantile``, linear interpolation) of the
+        values; then, for each ``d``, of the differences ``x_t - x_{{t-d}}``; then, for
+        each ``d``, of the curvatures ``x_{{t+d}} - 2 x_t + x_{{t-d}}`` (zeros for a series
+        too short for one); each channel scaled to unit root-mean-square (a channel
+        of zeros stays zeros). Channel ``k m + c`` is the ``k``-th signal of channel
+        ``c``.
+    """
+    levels = (np.arange(n_levels) + 0.5) / n_levels
+
+    def quantiles(a):
+        a = peak_scaled(a, axis=1)[0]  # differences of values near the float maximum
+        n, _, m = a.shape
+        orders = [0] + [1] * len(dilations) + [2] * len(dilations)
+        out = np.empty((n, n_levels, len(orders) * m))
+        for k, (order, d) in enumerate(zip(orders, (1, *dilations, *dilations))):
+            z = a if order == 0 else _dilated(a, d, order)  # one signal at a time
+            q = _unit_rms_columns(np.quantile(z, levels, axis=1))
+            out[:, :, k * m:(k + 1) * m] = q.transpose(1, 0, 2)
+        return out
 
     return _per_shape(seqs, quantiles)
 

@@ -1,0 +1,130 @@
+"""The local-shape representation (``shapes=``): the transform, its kernel, wide networks."""
+
+import numpy as np
+import pytest
+
+from rntk import RNTKClassifier, RNTKClassifierCV, ShapeQuantiles, rntk_kernel, shape_quantiles
+from rntk._model_selection import DEFAULT_SETTINGS, SHAPE_LEVELS
+from rntk.model_selection import MEAN_NETWORK, default_grid
+from tests.reference import family_gram
+from tests.test_quantiles import _quantile_by_hand
+from tests.wide_networks import assert_wide_networks_converge
+
+
+def _signals_by_hand(x):
+    """The seven signals of one channel, by explicit loops: values, slopes, curvatures."""
+    x = [float(v) for v in x]
+    T = len(x)
+    out = [x]
+    for d in (1, 4, 16):
+        out.append([x[t] - x[t - d] for t in range(d, T)] or [0.0])
+    for d in (1, 4, 16):
+        out.append([x[t + d] - 2 * x[t] + x[t - d] for t in range(d, T - d)] or [0.0])
+    return out
+
+
+def test_the_seven_quantile_functions_by_hand(rng):
+    X = [rng.normal(size=(T, 2)) + 3.0 for T in (40, 9, 3, 1)]
+    Q = shape_quantiles(X, n_levels=7)
+    assert Q.shape == (4, 7, 14)  # 7 signals x 2 channels, signal-major
+    for x, q in zip(X, Q):
+        for c in range(2):
+            for k, signal in enumerate(_signals_by_hand(x[:, c])):
+                np.testing.assert_allclose(q[:, 2 * k + c], _quantile_by_hand(signal, 7),
+                                           rtol=1e-12, atol=1e-12)
+    # the values and first differences are those of value_quantiles
+    from rntk import value_quantiles
+
+    V = value_quantiles(X, n_levels=7)
+    np.testing.assert_allclose(Q[:, :, :4], V, rtol=1e-12, atol=1e-12)
+
+
+def test_a_local_shape_anywhere_gives_the_same_representation(rng):
+    # the same kink and bump, placed early or late in a flat series: every distribution
+    # of values, slopes and curvatures is the same, whatever the place
+    # (each at least 16 steps from the ends: the curvatures at 16 steps see all of it)
+    shape = np.r_[np.linspace(0, 3, 10), np.linspace(3, -1, 5), np.zeros(3) - 1]
+    a, b = np.zeros(140), np.zeros(140)
+    a[40:40 + len(shape)] = shape
+    b[80:80 + len(shape)] = shape
+    Q = shape_quantiles([a, b], n_levels=16)
+    np.testing.assert_allclose(Q[0], Q[1], rtol=1e-12, atol=1e-12)
+    # the shape reversed in time: the same values and curvatures, the slopes negated
+    c = np.zeros(140)
+    c[60:60 + len(shape)] = shape[::-1]
+    R = shape_quantiles([a, c], n_levels=16)
+    np.testing.assert_allclose(R[0, :, [0, 4, 5, 6]], R[1, :, [0, 4, 5, 6]], atol=1e-12)
+    np.testing.assert_allclose(R[0, :, 1], -R[1, ::-1, 1], atol=1e-12)
+    assert np.abs(R[0, :, 1] - R[1, :, 1]).max() > 0.1
+    # another shape (the rise twice as steep): other slopes and curvatures
+    d = np.zeros(140)
+    other = np.r_[np.linspace(0, 3, 5), np.linspace(3, -1, 10), np.zeros(3) - 1]
+    d[60:60 + len(other)] = other
+    S = shape_quantiles([a, d], n_levels=16)
+    assert all(np.abs(S[0, :, k] - S[1, :, k]).max() > 0.1 for k in (1, 2, 3, 4, 6))
+
+
+def test_degenerate_series_and_extreme_magnitudes(rng):
+    Q = shape_quantiles([np.full(30, 2.0), np.zeros(5), np.array([7.0])], n_levels=3)
+    np.testing.assert_allclose(Q[0], [[1.0] + [0.0] * 6] * 3)  # a level, no shape
+    np.testing.assert_array_equal(Q[1], 0.0)
+    np.testing.assert_allclose(Q[2], [[1.0] + [0.0] * 6] * 3)
+    x = rng.normal(size=50)
+    for scale in (1e-200, 1e300):
+        np.testing.assert_allclose(shape_quantiles([scale * x], 8), shape_quantiles([x], 8),
+                                   rtol=1e-9, atol=1e-12)
+    assert ShapeQuantiles(n_levels=5).fit_transform([x, x[:20]]).shape == (2, 5, 7)
+
+
+SPEC = dict(readout="mean", readout_band=2, sigma_w=1.2, sigma_u=0.5, sigma_b=0.1)
+
+
+def _rms_scaled(Q):
+    return [q / np.sqrt(np.mean(np.sum(q**2, axis=1))) for q in Q]
+
+
+def test_the_estimator_reads_the_rms_scaled_shapes(rng):
+    X = [rng.normal(size=T) for T in (30, 44, 21, 60)]
+    y = [0, 1, 0, 1]
+    clf = RNTKClassifier(shapes=6, normalize="rms", model="ridge", **SPEC).fit(X, y)
+    Q = _rms_scaled(shape_quantiles(X, n_levels=6))
+    np.testing.assert_allclose(clf._gram(clf.X_fit_), family_gram(Q, **SPEC), rtol=1e-10)
+    Xn = [rng.normal(size=T) for T in (17, 50)]
+    Qn = _rms_scaled(shape_quantiles(Xn, n_levels=6))
+    np.testing.assert_allclose(clf.decision_function(Xn),
+                               clf.estimator_.decision_function(family_gram(Qn, Q, **SPEC)),
+                               rtol=1e-10)
+    with pytest.raises(ValueError, match="give one of them"):
+        RNTKClassifier(shapes=4, quantiles=4).fit(X, y)
+
+
+def test_the_default_grid_reads_local_shapes_in_place_of_the_quantiles():
+    assert "shapes" in DEFAULT_SETTINGS and "quantiles" not in DEFAULT_SETTINGS
+    assert len(DEFAULT_SETTINGS) == 7
+    for T, levels in [(1, 2), (5, 5), (64, 64), (1344, SHAPE_LEVELS)]:
+        grid = default_grid([T, max(1, T // 2)])
+        (setting,) = [g for g in grid if "shapes" in g]
+        assert setting["shapes"] == [levels]
+        assert "pool" not in setting and setting["readout_band"] == [8]
+        assert all(setting[k] == v for k, v in MEAN_NETWORK.items())
+        assert not any("quantiles" in g for g in grid)
+
+
+def test_the_default_search_refuses_a_representation_of_its_own(rng):
+    X, y = rng.normal(size=(8, 20)), np.arange(8) % 2
+    with pytest.raises(ValueError, match="shapes=8 is set on RNTKClassifierCV"):
+        RNTKClassifierCV(shapes=8).fit(X, y)
+
+
+def test_wide_networks_reading_the_shapes_tend_to_their_kernel(rng):
+    torch = pytest.importorskip("torch")
+    from rntk.nn import RNTKNetwork
+
+    X = [rng.normal(size=T) for T in (20, 26, 23)]
+    clf = RNTKClassifier(shapes=4, normalize="rms", model="ridge", **SPEC).fit(X, [0, 1, 0])
+    K = clf._gram(clf.X_fit_)
+    Q = clf.X_fit_  # the network's inputs: 7 channels, levels as steps
+    np.testing.assert_allclose(K, rntk_kernel(Q, **SPEC), rtol=1e-12)
+    assert_wide_networks_converge(
+        torch, K, Q, lambda width: RNTKNetwork(7, width, max_length=4, **SPEC),
+        widths=(100, 4000), seeds=4)
