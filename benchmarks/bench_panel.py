@@ -1,7 +1,9 @@
 """The default classifier against MiniRocket on the whole UCR development panel, one run.
 
 For every dataset of ``--data-home`` listed in ``peer_results.csv`` beside it (the 48-set
-panel), the script times ``fit`` + ``predict`` of ``RNTKClassifierCV()`` and of aeon's
+panel; a panel of ``.ts`` files, as the UEA multivariate panel ``../shared/data/uea``, is
+read from its folders, its published columns empty), the script times ``fit`` +
+``predict`` of ``RNTKClassifierCV()`` and of aeon's
 ``MiniRocketClassifier(random_state=0)`` in the same process, after a warm-up call of
 each (numba's compilation excluded), with ``bench_ucr_protocols.py``'s runner. Missing
 values inside series (``DodgerLoopWeekend``) are filled by linear interpolation
@@ -50,15 +52,35 @@ from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E
 from tune_panel_grid import peer_results  # noqa: E402
 
 from rntk import RNTKClassifierCV, interpolate_missing  # noqa: E402
-from rntk.datasets import read_tsv  # noqa: E402
+from rntk.datasets import load_ts, read_tsv  # noqa: E402
 from rntk.model_selection import DEFAULT_SAME  # noqa: E402
 
 
 def _load(name, home):
     out = []
     for split in ("TRAIN", "TEST"):
+        ts = Path(home) / name / f"{name}_{split}.ts"
+        if ts.exists():  # the UEA layout: multivariate, perhaps of unequal lengths
+            X, y = load_ts(ts, missing="interpolate")
+            out += [X, np.asarray(y)]
+            continue
         X, y = read_tsv(Path(home) / name / f"{name}_{split}.tsv")
         out += [interpolate_missing(X), np.asarray(y)]
+    return out
+
+
+def _peers(home):
+    """Return a row per ``.ts`` set of ``home`` (no peers' scores), else the peers' rows."""
+    names = sorted(d.name for d in Path(home).iterdir() if (d / f"{d.name}_TRAIN.ts").exists())
+    if not names:
+        return {r["dataset"]: r for r in peer_results(home)}
+    out = {}
+    for name in names:
+        X, _, X_test, _ = _load(name, home)
+        lengths = [len(x) for x in (*X, *X_test)]
+        out[name] = {"dataset": name, "n_train": len(X), "n_test": len(X_test),
+                     "max_length": max(lengths), "published_hc2": "",
+                     "published_mr_hydra": ""}
     return out
 
 
@@ -147,7 +169,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error(f"--repeat must be at least 1, got {args.repeat}")
-    peers = {r["dataset"]: r for r in peer_results(args.data_home)}
+    peers = _peers(args.data_home)
     names = args.datasets.split(",") if args.datasets else sorted(peers)
     methods = {k: v for k, v in _methods(None).items() if k in ("rntk", "minirocket")}
     if args.quick:

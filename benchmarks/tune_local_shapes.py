@@ -1,0 +1,194 @@
+"""Local shapes for the default classifier: quantiles of slopes and curvatures, by nested CV.
+
+The quantile setting of 0.3.0's default reads, per channel, the quantile functions of a
+series' values and of its steps (first differences). MiniRocket's features are the
+proportions of positive values of dilated convolutions of each series, at several
+thresholds; a quantile function of a convolution's outputs holds those proportions at
+every threshold. This script tries, in the quantile setting's place and beside it, the
+quantile functions of more convolutions: differences ``x_t - x_{t-d}`` (``"d"``) and
+curvatures ``x_{t+d} - 2 x_t + x_{t-d}`` (``"c"``) at several dilations ``d``, each
+scaled to unit RMS, read by the same banded network (``VARIANTS``; ``qd_b`` is what
+``rntk.shape_quantiles`` computes, and 0.4.0's default reads with ``shapes=64``).
+
+Protocol of ``tune_panel_grid.py`` (its ``--cache``, the Grams of the default's other
+six settings with ``precision="auto"``: the last-step setting in float64, the others and
+the variants in float32): the default's rule (the best candidates of the three best
+settings averaged, the prior pair when LOO cannot tell) scored by nested CV (5 outer
+folds of each training set), on draws of 1 and 2 training series per class, and on the
+test set (reported only).
+
+Writes ``local_shapes.csv`` (per set and variant) and ``local_shapes.md`` (means and the
+per-set differences against the default, with their standard errors) under ``--out``.
+Results: see ``benchmarks/README.md``.
+
+Usage::
+
+    python benchmarks/tune_local_shapes.py [--quick] [--data-home DIR] [--cache DIR]
+        [--out DIR]
+"""
+
+import argparse
+import csv
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tune_panel_ensembles as E  # noqa: E402
+import tune_panel_grid as T  # noqa: E402
+
+from rntk import rntk_kernel, shape_quantiles  # noqa: E402
+from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
+
+#: The six settings the default keeps (``tune_panel_grid.py``'s names), and the quantile
+#: setting of 0.3.0 (the seventh).
+SIX, QUANTILES = E.DEFAULT, E.QUANTILES[0]
+#: name -> (levels at most, signals): ``("v", 1)`` the values, ``("d", d)`` the
+#: differences at ``d`` steps, ``("c", d)`` the curvatures at ``d`` steps.
+VARIANTS = {
+    "qd_a": (64, [("v", 1), ("d", 1), ("d", 2), ("d", 4), ("d", 8), ("d", 16)]),
+    "qd_b": (64, [("v", 1), ("d", 1), ("d", 4), ("d", 16), ("c", 1), ("c", 4), ("c", 16)]),
+    "qd_c": (64, [("v", 1), ("d", 1), ("d", 2), ("d", 4), ("d", 8), ("d", 16), ("c", 1),
+                  ("c", 2), ("c", 4), ("c", 8), ("c", 16)]),
+    "qd_d": (64, [("v", 1), ("d", 1), ("c", 1), ("c", 2), ("c", 4), ("c", 8), ("c", 16)]),
+    "qd_e": (32, [("v", 1), ("d", 1), ("d", 4), ("d", 16), ("c", 1), ("c", 4), ("c", 16)]),
+}
+HOWS = ("nested", "shot1", "shot2", "test")
+
+
+def signals_quantiles(X, levels, signals):
+    """Return each series' quantile functions of ``signals``, each at unit RMS.
+
+    Channel ``k m + c`` is signal ``k`` of channel ``c``; a signal a series is too short
+    for is one zero.
+    """
+    grid = (np.arange(levels) + 0.5) / levels
+    out = []
+    for s in as_sequences(X, "X"):
+        t = len(s)
+        cols = []
+        for kind, d in signals:
+            if kind == "v":
+                z = s
+            elif kind == "d":
+                z = s[d:] - s[:-d] if t > d else np.zeros((1, s.shape[1]))
+            else:
+                z = (s[2 * d:] - s[d:-d]) - (s[d:-d] - s[:-2 * d]) if t > 2 * d \
+                    else np.zeros((1, s.shape[1]))
+            q = np.quantile(z, grid, axis=0)
+            rms = np.sqrt(np.mean(q * q, axis=0))
+            cols.append(q / np.where(rms > 0, rms, 1.0))
+        out.append(np.ascontiguousarray(np.concatenate(cols, axis=1)))
+    return out
+
+
+def variant_grams(name, key, data, cache):
+    """Training and test-vs-train Grams of a variant (cached, float32 as ``"auto"``)."""
+    path = cache / f"{name}__{key}__float32.npz"
+    if not path.exists():
+        xtr, xte = data
+        levels, signals = VARIANTS[key]
+        levels = max(2, min(levels, max(len(x) for x in xtr)))
+        a, b = (signals_quantiles(x, levels, signals) for x in (xtr, xte))
+        # the banded setting's network, on the representation scaled to unit RMS per step
+        a, b = (normalize_series(x, "rms") for x in (a, b))
+        kw = dict(T.MEAN, readout_band=8, precision="float32")
+        t0 = time.perf_counter()
+        Ktr = rntk_kernel(a, **kw)
+        t1 = time.perf_counter()
+        Kte = rntk_kernel(b, a, **kw)
+        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
+                 test_seconds=time.perf_counter() - t1)
+    z = np.load(path)
+    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+
+
+def plans():
+    """``variant -> settings`` (positions: the six, the quantiles, then ``VARIANTS``)."""
+    six = list(range(6))
+    out = {"0.3.0's default (the six + quantiles)": six + [6]}
+    for j, key in enumerate(VARIANTS):
+        out[f"{key} in place of the quantiles"] = six + [7 + j]
+        out[f"{key} beside the quantiles"] = six + [6, 7 + j]
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-home", default="../shared/data/ucr")
+    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
+    ap.add_argument("--out", default="results/tune_local_shapes")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the sets of tune_panel_grid.py's quick run")
+    args = ap.parse_args(argv)
+    cache, out = Path(args.cache), Path(args.out)
+    cache.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
+                   and (not args.quick or d.name in T.QUICK))
+    variants = plans()
+    rows = []
+    for name in names:
+        t0 = time.perf_counter()
+        xtr, y, xte, yte = T.load(name, args.data_home)
+        # the variant the package ships is rntk.shape_quantiles
+        levels = max(2, min(64, max(len(x) for x in xtr)))
+        np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS["qd_b"][1]),
+                                   shape_quantiles(xtr[:3], levels), rtol=1e-9, atol=1e-12)
+        G = [T.grams(name, k, (xtr, xte), cache,
+                     "float64" if k == "last_d0" else "float32") for k in SIX + [QUANTILES]]
+        G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
+        splits = {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
+                  "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
+        acc = {v: {} for v in variants}
+        for how in HOWS:
+            per, sizes = {v: [] for v in variants}, []
+            for tr, te in splits[how]:
+                Ks = [g[0][np.ix_(tr, tr)] for g in G]
+                Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
+                yt = yte if te is None else y[te]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t = E.split_table(Ks, Kts, y[tr], yt)
+                sizes.append(len(yt))
+                for v, sub in variants.items():
+                    per[v].append(E.held_out(t, E.rule_top(t, sub)))
+            for v in variants:
+                acc[v][how] = 100 * np.average(per[v], weights=sizes) if sizes else np.nan
+        for v in variants:
+            rows.append({"dataset": name, "variant": v, **acc[v]})
+        base = next(iter(variants))
+        print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
+              + " ".join(f"{acc[v]['nested']:6.2f}" for v in list(variants)[1:])
+              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    with open(out / "local_shapes.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    md = report(rows, list(variants))
+    (out / "local_shapes.md").write_text(md)
+    print(md)
+    return rows
+
+
+def report(rows, variants):
+    """Markdown: means over the sets, and the nested differences against the first."""
+    by = {(r["dataset"], r["variant"]): r for r in rows}
+    names = sorted({r["dataset"] for r in rows})
+    lines = ["| variant | nested CV | vs 0.3.0's default | 1 per class | 2 per class | "
+             "test (reported only) |", "|---|---:|---:|---:|---:|---:|"]
+    for v in variants:
+        m = {h: np.nanmean([by[n, v][h] for n in names]) for h in HOWS}
+        d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
+        diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
+        lines.append(f"| {v} | {m['nested']:.2f} | {diff} | {m['shot1']:.2f} | "
+                     f"{m['shot2']:.2f} | {m['test']:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
