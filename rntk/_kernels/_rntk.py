@@ -211,10 +211,24 @@ def _make_pair_kernel(act):
                     else:
                         xin = _lit(zero, 1.0 / m)
                         chan[:] = zero
-                        for k in range(m):
+                        # four channels per pass over the lanes (a quarter of the loads
+                        # and stores of chan), each product added in channel order as
+                        # one channel per pass would: the same roundings
+                        k = 0
+                        while k + 4 <= m:
+                            x0, x1 = xdata[px, k, i], xdata[px, k + 1, i]
+                            x2, x3 = xdata[px, k + 2, i], xdata[px, k + 3, i]
+                            for jj in range(nb):
+                                c = chan[jj] + _mul(x0, ydata[py, k, j0 + jj])
+                                c = c + _mul(x1, ydata[py, k + 1, j0 + jj])
+                                c = c + _mul(x2, ydata[py, k + 2, j0 + jj])
+                                chan[jj] = c + _mul(x3, ydata[py, k + 3, j0 + jj])
+                            k += 4
+                        while k < m:
                             xv = xdata[px, k, i]
                             for jj in range(nb):
                                 chan[jj] += _mul(xv, ydata[py, k, j0 + jj])
+                            k += 1
                         yin = chan
                     for l in range(n_layers):
                         if l > 0:  # inputs from layer l-1 at this step
