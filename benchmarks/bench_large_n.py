@@ -16,6 +16,11 @@ Nystroem features per kernel setting instead of the ``n x n`` Gram. Three measur
 * ``--data DIR --datasets A,B [--components M ...]``: on UCR sets, the test accuracy of the
   exact path and of the feature path with ``M`` landmarks (``M`` below the training size;
   both with the default grid and the same selection), with their fit times;
+* ``--multichannel N``: ``N`` synthetic training series of 36 steps and 6 channels (and
+  ``N // 2`` test series; four classes of noisy sines whose channels are coupled by a
+  class-wise phase shift), just below the ``large_n`` threshold for ``N = 2500``: fit +
+  predict of the default and of MiniRocket, alternating, the best of 2 each (``--quick``:
+  300 series);
 * ``--unit-rms N``: ``N`` synthetic series z-normalised (every series at unit RMS, as
   in the UCR archive), the fit time of the default with its unit-RMS rule and without it
   (:data:`rntk.model_selection.DEFAULT_SAME` emptied: the banded level-and-scale
@@ -28,11 +33,12 @@ Usage::
 
     python benchmarks/bench_large_n.py [--quick] [--scale 500 1000 2000 4000]
         [--data ../shared/data/ucr --datasets MelbournePedestrian,ItalyPowerDemand]
-        [--unit-rms 4000]
+        [--unit-rms 4000] [--multichannel 2500]
 """
 
 import argparse
 import csv
+import importlib.util
 import resource
 import time
 import warnings
@@ -124,6 +130,46 @@ def vs_minirocket(writer, n, T=100, only=None, n_components=LARGE_N_COMPONENTS,
               f"fit CPU time {cpu[0] / cpu[1]:.2f}", flush=True)
 
 
+def multichannel_waves(n, T=36, m=6, n_classes=4, noise=0.5, seed=0):
+    """Noisy sines of random phase on ``m`` channels, shifted per channel by the class."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, n_classes, size=n)
+    t = np.linspace(0, 1, T)[None, :, None]
+    shift = (y[:, None, None] + 1) * np.arange(m)[None, None, :] * np.pi / (2 * m)
+    phase = rng.uniform(0, 2 * np.pi, size=(n, 1, 1))
+    X = np.sin(2 * np.pi * 2 * t + phase + shift) + noise * rng.normal(size=(n, T, m))
+    return X, y
+
+
+def multichannel(writer, n, repeat=2):
+    """Fit + predict of the default and of MiniRocket on ``n`` series of 36 x 6."""
+    X, y = multichannel_waves(n + n // 2)
+    X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
+    methods = {"RNTKClassifierCV()": lambda: RNTKClassifierCV()}
+    if importlib.util.find_spec("aeon") is not None:
+        from aeon.classification.convolution_based import MiniRocketClassifier
+
+        methods["MiniRocketClassifier(random_state=0)"] = \
+            lambda: MiniRocketClassifier(random_state=0)
+    best = {}
+    for _ in range(repeat):
+        for name, make in methods.items():
+            aeon = name.startswith("Mini")
+            data = (X.transpose(0, 2, 1), y, X_test.transpose(0, 2, 1), y_test) if aeon \
+                else (X, y, X_test, y_test)
+            fit_s, pred_s, acc = _fit_score(make(), *data)
+            if fit_s + pred_s < sum(best.get(name, (np.inf, 0.0))[:2]):
+                best[name] = (fit_s, pred_s, acc)
+    for name, (fit_s, pred_s, acc) in best.items():
+        _row(writer, part="multichannel", dataset="waves 36 x 6", n_train=n, length=36,
+             method=name, fit_s=round(fit_s, 2), predict_s=round(pred_s, 2),
+             accuracy=round(acc, 4))
+    if len(best) == 2:
+        (a, b) = (sum(v[:2]) for v in best.values())
+        print(f"RNTK / MiniRocket, fit + predict: {a / b:.2f}", flush=True)
+    return best
+
+
 def scale(writer, sizes, T=100):
     for n in sizes:
         X, y = waves(n + 1000, T, seed=n)
@@ -194,6 +240,9 @@ def main(argv=None):
     parser.add_argument("--unit-rms", type=int, default=None, metavar="N",
                         help="N z-normalised series: the default with and without its "
                              "unit-RMS rule")
+    parser.add_argument("--multichannel", type=int, default=None, metavar="N",
+                        help="N series of 36 steps x 6 channels: the default against "
+                             "MiniRocket, fit + predict")
     parser.add_argument("--out", default=str(HERE / "bench_large_n.csv"))
     args = parser.parse_args(argv)
     print(f"large_n='auto' threshold {LARGE_N}, n_components {LARGE_N_COMPONENTS}", flush=True)
@@ -213,7 +262,10 @@ def main(argv=None):
                 unit_rms_rule(writer, args.unit_rms, large_n=0, n_components=40)
             else:
                 unit_rms_rule(writer, args.unit_rms)
-        if not args.scale and not args.datasets and not args.unit_rms:
+        if args.multichannel:
+            multichannel(writer, 300 if args.quick else args.multichannel)
+        if not args.scale and not args.datasets and not args.unit_rms \
+                and not args.multichannel:
             if args.quick:
                 vs_minirocket(writer, 400, only=args.only, n_components=40, large_n=0,
                               n_test=200)

@@ -17,6 +17,9 @@ settings averaged, the prior pair when LOO cannot tell) scored by nested CV (5 o
 folds of each training set), on draws of 1 and 2 training series per class, and on the
 test set (reported only).
 
+A ``--data-home`` of ``.ts`` sets (the UEA multivariate panel, ``../shared/data/uea``)
+is read with :func:`rntk.datasets.load_ts` (missing values interpolated).
+
 Writes ``local_shapes.csv`` (per set and variant) and ``local_shapes.md`` (means and the
 per-set differences against the default, with their standard errors) under ``--out``.
 Results: see ``benchmarks/README.md``.
@@ -41,6 +44,7 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 
 from rntk import rntk_kernel, shape_quantiles  # noqa: E402
+from rntk.datasets import load_ts  # noqa: E402
 from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
 
 #: The six settings the default keeps (``tune_panel_grid.py``'s names), and the quantile
@@ -82,6 +86,17 @@ def signals_quantiles(X, levels, signals):
             rms = np.sqrt(np.mean(q * q, axis=0))
             cols.append(q / np.where(rms > 0, rms, 1.0))
         out.append(np.ascontiguousarray(np.concatenate(cols, axis=1)))
+    return out
+
+
+def load(name, home):
+    """Training and test series and labels: the UCR layout, or ``.ts`` files."""
+    if not (Path(home) / name / f"{name}_TRAIN.ts").exists():
+        return T.load(name, home)
+    out = []
+    for split in ("TRAIN", "TEST"):
+        X, y = load_ts(Path(home) / name / f"{name}_{split}.ts", missing="interpolate")
+        out += [as_sequences(X, "X"), np.asarray(y)]
     return out
 
 
@@ -133,7 +148,7 @@ def main(argv=None):
     rows = []
     for name in names:
         t0 = time.perf_counter()
-        xtr, y, xte, yte = T.load(name, args.data_home)
+        xtr, y, xte, yte = load(name, args.data_home)
         # the variant the package ships is rntk.shape_quantiles
         levels = max(2, min(64, max(len(x) for x in xtr)))
         np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS["qd_b"][1]),

@@ -408,6 +408,18 @@ def test_bench_large_n_quick(tmp_path):
     assert int(rows[0]["n_components"]) == 40 and float(rows[0]["accuracy"]) > 0.5
 
 
+def test_bench_large_n_multichannel_quick(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)  # the CI run has no aeon
+    out = tmp_path / "large_n.csv"
+    module = _script("bench_large_n.py")
+    X, y = module.multichannel_waves(8)
+    assert X.shape == (8, 36, 6) and set(y) <= {0, 1, 2, 3}
+    module.main(["--quick", "--multichannel", "2500", "--out", str(out)])
+    (row,) = list(csv.DictReader(out.open()))
+    assert row["part"] == "multichannel" and int(row["n_train"]) == 300
+    assert float(row["accuracy"]) > 0.5
+
+
 @pytest.mark.slow
 def test_bench_first_run_quick(tmp_path, monkeypatch):
     # on a copy of the package: the cold run deletes the numba cache of the tree it times
