@@ -338,6 +338,19 @@ def test_tune_local_shapes_quick(panel, tmp_path):
     assert "in place of the quantiles" in (tmp_path / "out" / "local_shapes.md").read_text()
 
 
+def test_tune_target_transform_quick(tser_panel, tmp_path):
+    module = _script("tune_target_transform.py")
+    rows = module.main(["--quick", "--data-home", str(tser_panel), "--out", str(tmp_path)])
+    # the first set has negative targets: the identity alone
+    assert [r["transform"] for r in rows] == ["identity"]
+    assert rows[0]["nested_rmse"] > 0 and rows[0]["test_rmse"] > 0
+    X = np.abs(np.random.default_rng(0).normal(size=(24, 10))) + 1.0
+    y = X.mean(axis=1)
+    got = module.scores(X[:16], y[:16], X[16:], y[16:], _script("bench_tser.py").QUICK_GRID)
+    assert list(got) == list(module.TRANSFORMS)
+    assert (tmp_path / "target_transform.md").exists()
+
+
 def test_tune_precision_tser_quick(tser_panel, tmp_path):
     module = _script("tune_precision.py")
     rows = module.main(["--quick", "--tser", str(tser_panel), "--out", str(tmp_path)])
