@@ -34,7 +34,6 @@ import argparse
 import csv
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -156,23 +155,7 @@ def main(argv=None):
         G = [T.grams(name, k, (xtr, xte), cache,
                      "float64" if k == "last_d0" else "float32") for k in SIX + [QUANTILES]]
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
-        splits = {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
-                  "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
-        acc = {v: {} for v in variants}
-        for how in HOWS:
-            per, sizes = {v: [] for v in variants}, []
-            for tr, te in splits[how]:
-                Ks = [g[0][np.ix_(tr, tr)] for g in G]
-                Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
-                yt = yte if te is None else y[te]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t = E.split_table(Ks, Kts, y[tr], yt)
-                sizes.append(len(yt))
-                for v, sub in variants.items():
-                    per[v].append(E.held_out(t, E.rule_top(t, sub)))
-            for v in variants:
-                acc[v][how] = 100 * np.average(per[v], weights=sizes) if sizes else np.nan
+        acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
         for v in variants:
             rows.append({"dataset": name, "variant": v, **acc[v]})
         base = next(iter(variants))

@@ -246,6 +246,38 @@ def rule_weighted(t, subset, weights):
     return list(zip(picks, weights))
 
 
+def splits_of(y):
+    """Return the protocol's splits of a training set: test, nested, 1 and 2 per class."""
+    return {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
+            "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
+
+
+def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", "test")):
+    """Return ``{plan: {how: accuracy in %}}``: the default's rule (``rule_top``) on Grams.
+
+    ``G``: per setting, ``(training Gram, test-vs-train Gram, ...)`` of one set; ``plans``:
+    ``name -> positions in G``; each split's held-out accuracy weighted by its size (NaN
+    for a set without such splits).
+    """
+    splits = splits_of(y)
+    out = {v: {} for v in plans}
+    for how in hows:
+        per, sizes = {v: [] for v in plans}, []
+        for tr, te in splits[how]:
+            Ks = [g[0][np.ix_(tr, tr)] for g in G]
+            Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
+            yt = yte if te is None else y[te]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = split_table(Ks, Kts, y[tr], yt)
+            sizes.append(len(yt))
+            for v, sub in plans.items():
+                per[v].append(held_out(t, rule_top(t, sub)))
+        for v in plans:
+            out[v][how] = 100 * np.average(per[v], weights=sizes) if sizes else np.nan
+    return out
+
+
 def held_out(t, picks):
     """Held-out accuracy of the (weighted) average of the decisions of ``picks``."""
     picks = [p if isinstance(p[0], tuple) else (p, 1.0) for p in picks]
@@ -375,8 +407,7 @@ def main(argv=None):
         if args.replace:  # the same settings for every split of the set
             cost = len(y) ** 2 * max(len(x) for x in xtr)
             plan, groups_plan = variants(keys, unit_rms(xtr), cost), grouped(keys)
-        splits = {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
-                  "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
+        splits = splits_of(y)
         for how in hows:
             accs, sizes = {}, []
             for tr, te in splits[how]:

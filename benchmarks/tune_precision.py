@@ -37,7 +37,6 @@ import argparse
 import csv
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -74,21 +73,9 @@ def scores(name, data_home, cache, precision):
     xtr, y, xte, yte = T.load(name, data_home)
     G = [T.grams(name, k, (xtr, xte), cache, _setting_precision(precision, k))
          for k in SEVEN]
-    splits = {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
-              "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
     out = {"seconds": sum(g[2] + g[3] for g in G)}
-    for how in HOWS:
-        accs, sizes = [], []
-        for tr, te in splits[how]:
-            Ks = [g[0][np.ix_(tr, tr)] for g in G]
-            Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
-            yt = yte if te is None else y[te]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = E.split_table(Ks, Kts, y[tr], yt)
-            accs.append(E.held_out(t, E.rule_top(t, range(len(SEVEN)))))
-            sizes.append(len(yt))
-        out[how] = 100 * np.average(accs, weights=sizes) if accs else np.nan
+    out.update(E.default_rule_accuracies(G, y, yte, {"default": range(len(SEVEN))}, HOWS)[
+        "default"])
     return out
 
 

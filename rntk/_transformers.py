@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import StrOptions
 from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
 from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
 from ._utils._sequences import (
-    SHAPE_DILATIONS,
     peak_scaled,
     pool_series,
     quantile_series,
@@ -224,8 +223,26 @@ class AmplitudeSpectrum(_SeriesTransformer):
         return spectrum_series(seqs, check_preparation("spectrum", self.n_bins, "n_bins"))
 
 
+class _QuantileFunctions(_SeriesTransformer):
+    """Quantile functions of signals of each series on ``n_levels`` levels (a base).
+
+    Subclasses name their preparation (``_preparation``, the estimators' parameter and
+    its constraint) and the transform of its table row (``_series(seqs, n_levels)``).
+    """
+
+    _preparation = None
+
+    def __init__(self, n_levels=64, *, missing="raise"):
+        self.n_levels = n_levels
+        self.missing = missing
+
+    def _transform(self, seqs):
+        levels = check_preparation(self._preparation, self.n_levels, "n_levels")
+        return type(self)._series(seqs, levels)
+
+
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
-class ValueQuantiles(_SeriesTransformer):
+class ValueQuantiles(_QuantileFunctions):
     """Quantile functions of the values and steps of series, as a transformer.
 
     The transformer of :func:`rntk.value_quantiles` (each channel's values and first
@@ -249,20 +266,14 @@ class ValueQuantiles(_SeriesTransformer):
     (1, 4, 2)
     """
 
+    _preparation = "quantiles"
+    _series = staticmethod(quantile_series)
     _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
                               "n_levels": PREPARATION_CONSTRAINTS["quantiles"][:1]}
 
-    def __init__(self, n_levels=64, *, missing="raise"):
-        self.n_levels = n_levels
-        self.missing = missing
-
-    def _transform(self, seqs):
-        return quantile_series(seqs, check_preparation("quantiles", self.n_levels,
-                                                       "n_levels"))
-
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
-class ShapeQuantiles(_SeriesTransformer):
+class ShapeQuantiles(_QuantileFunctions):
     """Quantile functions of the values, slopes and curvatures of series, as a transformer.
 
     The transformer of :func:`rntk.shape_quantiles` (each channel's values, differences
@@ -286,16 +297,10 @@ class ShapeQuantiles(_SeriesTransformer):
     (1, 4, 7)
     """
 
+    _preparation = "shapes"
+    _series = staticmethod(shape_quantile_series)  # at SHAPE_DILATIONS
     _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
                               "n_levels": PREPARATION_CONSTRAINTS["shapes"][:1]}
-
-    def __init__(self, n_levels=64, *, missing="raise"):
-        self.n_levels = n_levels
-        self.missing = missing
-
-    def _transform(self, seqs):
-        return shape_quantile_series(
-            seqs, check_preparation("shapes", self.n_levels, "n_levels"), SHAPE_DILATIONS)
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

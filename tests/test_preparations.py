@@ -149,7 +149,8 @@ def _expected_failures(est):
 
 
 @parametrize_with_checks(
-    [AmplitudeSpectrum(n_bins=8), ValueQuantiles(n_levels=8), BlockMeans(pool=2),
+    [AmplitudeSpectrum(n_bins=8), ValueQuantiles(n_levels=8), ShapeQuantiles(n_levels=8),
+     BlockMeans(pool=2),
      SeriesImputer()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
