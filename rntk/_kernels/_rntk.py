@@ -405,9 +405,9 @@ def _engine_args(spec, precision="float64"):
     return (spec.act, sw2, su2, sb2, real(spec.sh2), real(spec.sv2), spec.want_ntk)
 
 
-def _engine_name(spec):
-    """Return the engine's name in the compile notice."""
-    return f"the RNTK engine ({spec.activation})"
+def _engine_name(spec, precision="float64"):
+    """Return the engine's name in the compile notice (one engine per precision)."""
+    return f"the RNTK engine ({spec.activation}, {precision})"
 
 
 def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None, precision="float64"):
@@ -450,7 +450,8 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None, precision="float64
         parts = ([K] if in_place else []) + [b[:r1 - r0] for b in buffers]
         for (x, y), part in zip(packed, parts):
             with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
-                    compile_notice(_PAIR_KERNELS[spec.act, precision], _engine_name(spec)):
+                    compile_notice(_PAIR_KERNELS[spec.act, precision],
+                                   _engine_name(spec, precision)):
                 _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(spec, precision),
                              stride, band, r0, part)
             if part is not parts[0]:
