@@ -226,11 +226,17 @@ class AmplitudeSpectrum(_SeriesTransformer):
 class _QuantileFunctions(_SeriesTransformer):
     """Quantile functions of signals of each series on ``n_levels`` levels (a base).
 
-    Subclasses name their preparation (``_preparation``, the estimators' parameter and
-    its constraint) and the transform of its table row (``_series(seqs, n_levels)``).
+    Subclasses name their preparation (``_preparation``: the estimators' parameter, whose
+    constraint ``n_levels`` takes) and the transform of its table row
+    (``_series(seqs, n_levels)``).
     """
 
     _preparation = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                                      "n_levels": PREPARATION_CONSTRAINTS[cls._preparation][:1]}
 
     def __init__(self, n_levels=64, *, missing="raise"):
         self.n_levels = n_levels
@@ -268,8 +274,6 @@ class ValueQuantiles(_QuantileFunctions):
 
     _preparation = "quantiles"
     _series = staticmethod(quantile_series)
-    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
-                              "n_levels": PREPARATION_CONSTRAINTS["quantiles"][:1]}
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
@@ -299,8 +303,6 @@ class ShapeQuantiles(_QuantileFunctions):
 
     _preparation = "shapes"
     _series = staticmethod(shape_quantile_series)  # at SHAPE_DILATIONS
-    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
-                              "n_levels": PREPARATION_CONSTRAINTS["shapes"][:1]}
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

@@ -7,7 +7,7 @@ from rntk import RNTKClassifier, RNTKClassifierCV, ShapeQuantiles, rntk_kernel, 
 from rntk._model_selection import DEFAULT_SETTINGS, SHAPE_LEVELS
 from rntk.model_selection import MEAN_NETWORK, default_grid
 from tests.reference import family_gram
-from tests.test_quantiles import _quantile_by_hand
+from tests.test_quantiles import SPEC, _quantile_by_hand, _rms_scaled
 from tests.wide_networks import assert_wide_networks_converge
 
 
@@ -74,13 +74,6 @@ def test_degenerate_series_and_extreme_magnitudes(rng):
         np.testing.assert_allclose(shape_quantiles([scale * x], 8), shape_quantiles([x], 8),
                                    rtol=1e-9, atol=1e-12)
     assert ShapeQuantiles(n_levels=5).fit_transform([x, x[:20]]).shape == (2, 5, 7)
-
-
-SPEC = dict(readout="mean", readout_band=2, sigma_w=1.2, sigma_u=0.5, sigma_b=0.1)
-
-
-def _rms_scaled(Q):
-    return [q / np.sqrt(np.mean(np.sum(q**2, axis=1))) for q in Q]
 
 
 def test_the_estimator_reads_the_rms_scaled_shapes(rng):

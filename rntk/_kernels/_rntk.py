@@ -268,10 +268,10 @@ def _make_pair_kernel(act):
 _PAIR_KERNELS = {(act, precision): _make_pair_kernel(act)
                  for act in range(3) for precision in PRECISIONS}
 #: Interleaved vectors of each engine's lane loops (ReLU, erf, linear; see INTERLEAVE).
-_INTERLEAVE = (INTERLEAVE, 0, INTERLEAVE)
-#: ... and of the float32 engines: none (their 16 lanes per vector gain nothing from it,
-#: and the interleaved engine took about twice as long to compile)
-_INTERLEAVE_SINGLE = (0, 0, 0)
+_INTERLEAVE = {"float64": (INTERLEAVE, 0, INTERLEAVE),
+               # the float32 engines: none (their 16 lanes per vector gain nothing from it,
+               # and the interleaved engine took about twice as long to compile)
+               "float32": (0, 0, 0)}
 
 
 def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
@@ -282,9 +282,9 @@ def _pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
     (:func:`rntk._utils.interleaved_loops`; not the erf engine, which it slows). The
     arithmetic is that of ``xdata`` (float64 or float32; every float argument alike).
     """
-    engine = _PAIR_KERNELS[act, _precision_of(xdata)]
-    single = xdata.dtype == np.float32
-    with interleaved_loops(engine, (_INTERLEAVE_SINGLE if single else _INTERLEAVE)[act]):
+    precision = _precision_of(xdata)
+    engine = _PAIR_KERNELS[act, precision]
+    with interleaved_loops(engine, _INTERLEAVE[precision][act]):
         return engine(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric,
                       diag_out, *args)
 
@@ -435,11 +435,12 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None, precision="float64
         x = prepare(network_inputs(xs, reverse, diff), t_max, spec)
         y = x if symmetric else prepare(network_inputs(ys, reverse, diff), t_max, spec)
         packed.append((x, y))
-    if precision == "float32" and not all(single_fits(x) and single_fits(y) for x, y in packed):
-        precision = "float64"  # values or variances beyond float32's comfortable range
     if precision == "float32":
-        packed = [(single(x), None if y is x else single(y)) for x, y in packed]
-        packed = [(x, x if y is None else y) for x, y in packed]
+        if all(single_fits(x) and (y is x or single_fits(y)) for x, y in packed):
+            packed = [(sx, sx if y is x else single(y)) for x, y in packed
+                      for sx in [single(x)]]
+        else:  # values or variances beyond float32's comfortable range
+            precision = "float64"
     K = np.zeros((n_x, n_y)) if out is None else out
     buffers = [np.zeros((min(rows, n_x), n_y)) for _ in range(n_buffers)]
     for r0 in range(0, n_x, rows):

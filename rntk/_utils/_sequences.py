@@ -533,16 +533,7 @@ def quantile_series(seqs, n_levels):
         differences (zeros for a series of one step); each channel scaled to unit
         root-mean-square (a constant channel of zeros stays zeros).
     """
-    levels = (np.arange(n_levels) + 0.5) / n_levels
-
-    def quantiles(a):
-        a = peak_scaled(a, axis=1)[0]  # steps of values near the float maximum overflow
-        steps = np.diff(a, axis=1) if a.shape[1] > 1 else np.zeros_like(a)
-        q = np.concatenate([np.quantile(a, levels, axis=1),
-                            np.quantile(steps, levels, axis=1)], axis=2)
-        return np.ascontiguousarray(_unit_rms_columns(q).transpose(1, 0, 2))
-
-    return _per_shape(seqs, quantiles)
+    return _signal_quantiles(seqs, n_levels, ((0, 1), (1, 1)))
 
 
 #: Steps apart of the differences and curvatures of :func:`shape_quantile_series`.
@@ -583,14 +574,24 @@ def shape_quantile_series(seqs, n_levels, dilations=SHAPE_DILATIONS):
         of zeros stays zeros). Channel ``k m + c`` is the ``k``-th signal of channel
         ``c``.
     """
+    signals = ((0, 1), *((1, d) for d in dilations), *((2, d) for d in dilations))
+    return _signal_quantiles(seqs, n_levels, signals)
+
+
+def _signal_quantiles(seqs, n_levels, signals):
+    """Return the unit-RMS quantile functions of ``signals`` of each series.
+
+    ``signals``: ``(order, d)`` pairs, the values (order 0) or the differences of order 1
+    or 2 at dilation ``d`` (:func:`_dilated`); channel ``k m + c`` of the result is signal
+    ``k`` of channel ``c``, each on the levels ``(j + 1/2) / n_levels``.
+    """
     levels = (np.arange(n_levels) + 0.5) / n_levels
 
     def quantiles(a):
         a = peak_scaled(a, axis=1)[0]  # differences of values near the float maximum
         n, _, m = a.shape
-        orders = [0] + [1] * len(dilations) + [2] * len(dilations)
-        out = np.empty((n, n_levels, len(orders) * m))
-        for k, (order, d) in enumerate(zip(orders, (1, *dilations, *dilations))):
+        out = np.empty((n, n_levels, len(signals) * m))
+        for k, (order, d) in enumerate(signals):
             z = a if order == 0 else _dilated(a, d, order)  # one signal at a time
             q = _unit_rms_columns(np.quantile(z, levels, axis=1))
             out[:, :, k * m:(k + 1) * m] = q.transpose(1, 0, 2)
