@@ -41,8 +41,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
+import tune_precision as P  # noqa: E402
 
-from rntk import rntk_kernel, shape_quantiles  # noqa: E402
+from rntk import shape_quantiles  # noqa: E402
 from rntk.datasets import load_ts  # noqa: E402
 from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
 
@@ -109,15 +110,8 @@ def variant_grams(name, key, data, cache):
         a, b = (signals_quantiles(x, levels, signals) for x in (xtr, xte))
         # the banded setting's network, on the representation scaled to unit RMS per step
         a, b = (normalize_series(x, "rms") for x in (a, b))
-        kw = dict(T.MEAN, readout_band=8, precision="float32")
-        t0 = time.perf_counter()
-        Ktr = rntk_kernel(a, **kw)
-        t1 = time.perf_counter()
-        Kte = rntk_kernel(b, a, **kw)
-        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
-                 test_seconds=time.perf_counter() - t1)
-    z = np.load(path)
-    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+        return T.timed_grams(path, a, b, readout_band=8, precision="float32", **T.MEAN)
+    return T.timed_grams(path, None, None)
 
 
 def plans():
@@ -141,8 +135,7 @@ def main(argv=None):
     cache, out = Path(args.cache), Path(args.out)
     cache.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
-    names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
-                   and (not args.quick or d.name in T.QUICK))
+    names = T.folder_names(args.data_home, args.quick)
     variants = plans()
     rows = []
     for name in names:
@@ -152,8 +145,8 @@ def main(argv=None):
         levels = max(2, min(64, max(len(x) for x in xtr)))
         np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS["qd_b"][1]),
                                    shape_quantiles(xtr[:3], levels), rtol=1e-9, atol=1e-12)
-        G = [T.grams(name, k, (xtr, xte), cache,
-                     "float64" if k == "last_d0" else "float32") for k in SIX + [QUANTILES]]
+        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
+             for k in SIX + [QUANTILES]]
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
         for v in variants:

@@ -252,6 +252,22 @@ def splits_of(y):
             "shot1": T.few_shot_splits(y, 1), "shot2": T.few_shot_splits(y, 2)}
 
 
+def split_tables(G, y, yte, splits):
+    """Yield ``(split_table, held-out size, Ks, Kts)`` of each split of one set.
+
+    ``G``: per setting, ``(training Gram, test-vs-train Gram, ...)``; ``splits``: pairs of
+    training and held-out indices (held out ``None``: the test set).
+    """
+    for tr, te in splits:
+        Ks = [g[0][np.ix_(tr, tr)] for g in G]
+        Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
+        yt = yte if te is None else y[te]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = split_table(Ks, Kts, y[tr], yt)
+        yield t, len(yt), Ks, Kts
+
+
 def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", "test")):
     """Return ``{plan: {how: accuracy in %}}``: the default's rule (``rule_top``) on Grams.
 
@@ -263,14 +279,8 @@ def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", 
     out = {v: {} for v in plans}
     for how in hows:
         per, sizes = {v: [] for v in plans}, []
-        for tr, te in splits[how]:
-            Ks = [g[0][np.ix_(tr, tr)] for g in G]
-            Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
-            yt = yte if te is None else y[te]
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t = split_table(Ks, Kts, y[tr], yt)
-            sizes.append(len(yt))
+        for t, size, _, _ in split_tables(G, y, yte, splits[how]):
+            sizes.append(size)
             for v, sub in plans.items():
                 per[v].append(held_out(t, rule_top(t, sub)))
         for v in plans:
@@ -396,8 +406,7 @@ def main(argv=None):
     if args.replace:
         _with_new_settings()
     keys = DEFAULT + (list(NEW) + BANDS + QUANTILES if args.replace else [])
-    names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
-                   and (not args.quick or d.name in T.QUICK))
+    names = T.folder_names(args.data_home, args.quick)
     hows = ("nested", "shot1", "shot2", "test")
     scores = {}
     for name in names:
@@ -410,14 +419,8 @@ def main(argv=None):
         splits = splits_of(y)
         for how in hows:
             accs, sizes = {}, []
-            for tr, te in splits[how]:
-                Ks = [g[0][np.ix_(tr, tr)] for g in G]
-                Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
-                yt = yte if te is None else y[te]
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t = split_table(Ks, Kts, y[tr], yt)
-                sizes.append(len(yt))
+            for t, size, Ks, Kts in split_tables(G, y, yte, splits[how]):
+                sizes.append(size)
                 if args.replace:
                     for var, sub in plan.items():
                         accs.setdefault(var, []).append(held_out(t, rule_top(t, sub)))

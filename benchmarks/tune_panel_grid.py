@@ -132,6 +132,25 @@ def load(name, data_home):
     return out
 
 
+def folder_names(data_home, quick=False):
+    """Return the sets of a panel folder, one per subfolder (``quick``: those of ``QUICK``)."""
+    return sorted(d.name for d in Path(data_home).iterdir() if d.is_dir()
+                  and (not quick or d.name in QUICK))
+
+
+def timed_grams(path, xtr, xte, **kernel):
+    """Training and test-vs-train Grams and their seconds, computed once into ``path``."""
+    if not path.exists():
+        t0 = time.perf_counter()
+        Ktr = rntk_kernel(xtr, **kernel)
+        t1 = time.perf_counter()
+        Kte = rntk_kernel(xte, xtr, **kernel)
+        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
+                 test_seconds=time.perf_counter() - t1)
+    z = np.load(path)
+    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+
+
 def peer_results(data_home):
     """Rows of ``peer_results.csv`` beside the panel (names, sizes, MiniRocket's scores)."""
     with open(Path(data_home).parent / "peer_results.csv") as f:
@@ -207,14 +226,8 @@ def grams(name, key, data, cache, precision="float64"):
         xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
         if lag is not None:
             xtr, xte = ([lag_window(s, *lag) for s in x] for x in (xtr, xte))
-        t0 = time.perf_counter()
-        Ktr = rntk_kernel(xtr, precision=precision, **kw)
-        t1 = time.perf_counter()
-        Kte = rntk_kernel(xte, xtr, precision=precision, **kw)
-        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
-                 test_seconds=time.perf_counter() - t1)
-    z = np.load(path)
-    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+        return timed_grams(path, xtr, xte, precision=precision, **kw)
+    return timed_grams(path, None, None)
 
 
 def outer_folds(y, seed=0):

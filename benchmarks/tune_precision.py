@@ -50,7 +50,7 @@ SEVEN = E.DEFAULT + [E.QUANTILES[0]]
 PRECISIONS = ("float64", "float32", "auto")
 
 
-def _setting_precision(precision, key):
+def setting_precision(precision, key):
     """Return the precision of setting ``key``: ``"auto"`` keeps the last step in float64.
 
     Its network (two layers, ``sigma_b = 2``, read out once after the whole series) makes
@@ -59,19 +59,18 @@ def _setting_precision(precision, key):
     1e-6 to 5e-5.
     """
     if precision == "auto":
-        return "float64" if SETTINGS_READOUT[key] == "last" else "float32"
+        mean = T.SETTINGS[key][2].get("readout") == "mean"
+        return "float32" if mean else "float64"
     return precision
 
 
-#: The readout of each of the seven settings.
-SETTINGS_READOUT = {k: T.SETTINGS[k][2].get("readout", "last") for k in SEVEN}
 HOWS = ("nested", "shot1", "shot2", "test")
 
 
 def scores(name, data_home, cache, precision):
     """Return the default rule's accuracies on one set (``HOWS``) and its Gram seconds."""
     xtr, y, xte, yte = T.load(name, data_home)
-    G = [T.grams(name, k, (xtr, xte), cache, _setting_precision(precision, k))
+    G = [T.grams(name, k, (xtr, xte), cache, setting_precision(precision, k))
          for k in SEVEN]
     out = {"seconds": sum(g[2] + g[3] for g in G)}
     out.update(E.default_rule_accuracies(G, y, yte, {"default": range(len(SEVEN))}, HOWS)[
@@ -169,8 +168,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     if args.tser:
         return regression(args.tser, out, args.quick)
-    names = sorted(d.name for d in Path(args.data_home).iterdir() if d.is_dir()
-                   and (not args.quick or d.name in T.QUICK))
+    names = T.folder_names(args.data_home, args.quick)
     rows = []
     for name in names:
         t0 = time.perf_counter()

@@ -323,8 +323,8 @@ def test_tune_precision_quick(panel, tmp_path):
     assert len(list(cache.glob("Beef__*__float32.npz"))) == len(module.SEVEN)
     assert len(list(cache.glob("Beef__*.npz"))) == 2 * len(module.SEVEN)
     assert "auto - float64" in (tmp_path / "out" / "precision.md").read_text()
-    assert module._setting_precision("auto", "last_d0") == "float64"
-    assert module._setting_precision("auto", "pool8") == "float32"
+    assert module.setting_precision("auto", "last_d0") == "float64"
+    assert module.setting_precision("auto", "pool8") == "float32"
 
 
 def test_tune_local_shapes_quick(panel, tmp_path):
