@@ -10,9 +10,10 @@ from rntk import RNTKClassifier, RNTKClassifierCV, RNTKNystroem
 from rntk._model_selection import RidgeLOOScorer, _features
 from rntk._model_selection._features import (
     FeatureLOOScorer,
-    feature_loo_predictions,
-    feature_ridge_fit,
-    feature_svd,
+    FeatureStats,
+    combine_r,
+    feature_block_r,
+    feature_stats,
 )
 from rntk._model_selection._loo import eigh_gram, one_vs_all_targets, ridge_loo_predictions
 
@@ -41,16 +42,37 @@ def test_feature_loo_equals_the_exact_loo_of_the_gram(rng, n, m):
     scale = np.trace(Phi @ Phi.T) / n
     alphas = np.array(ALPHAS) * scale
     exact = ridge_loo_predictions(eigh_gram(Phi @ Phi.T, fit_intercept=True), Y, alphas)
-    loo = feature_loo_predictions(feature_svd(Phi), Y, alphas)
+    stats = feature_stats(Phi, Y, block=8)  # several blocks, two levels of the tree
+    np.testing.assert_allclose(stats.scale, scale, rtol=1e-12)
+    loo = stats.loo(Phi, Y, alphas)
     assert loo.shape == exact.shape == (len(ALPHAS), n, Y.shape[1])
     np.testing.assert_allclose(loo, exact, rtol=0, atol=1e-8)
+    # any block of rows gets its own rows' predictions
+    np.testing.assert_allclose(stats.loo(Phi[3:9], Y[3:9], alphas), loo[:, 3:9], rtol=0,
+                               atol=1e-9)
+
+
+def test_block_factors_combine_to_the_factor_of_all_rows(rng):
+    """``R^T R`` is ``A^T A`` whatever the blocks; the means are in the first row."""
+    Phi, Y = rng.normal(size=(70, 5)) + 3.0, rng.normal(size=(70, 2))
+    A = np.c_[np.ones(70), Phi, Y]
+    for block in (1, 3, 70):  # 70 factors of one row: three levels of the tree
+        R = combine_r([feature_block_r(Phi[i:i + block], Y[i:i + block])
+                       for i in range(0, 70, block)])
+        assert R.shape == (8, 8)
+        np.testing.assert_allclose(R.T @ R, A.T @ A, rtol=1e-12, atol=1e-9)
+        stats = FeatureStats(R, 70, 5)
+        np.testing.assert_allclose(stats.mean, Phi.mean(axis=0), rtol=1e-12)
+        np.testing.assert_allclose(stats.y_mean, Y.mean(axis=0), rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match="no block"):
+        combine_r([])
 
 
 def test_feature_loo_is_the_refit_without_each_sample(rng):
     """An independent check: refit the intercept ridge without sample i, predict it."""
     n, m, alpha = 15, 4, 0.3
     Phi, Y = rng.normal(size=(n, m)), rng.normal(size=(n, 2))
-    loo = feature_loo_predictions(feature_svd(Phi), Y, [alpha])[0]
+    loo = feature_stats(Phi, Y).loo(Phi, Y, [alpha])[0]
     for i in range(n):
         keep = np.arange(n) != i
         P, T = Phi[keep], Y[keep]
@@ -63,18 +85,20 @@ def test_feature_loo_is_the_refit_without_each_sample(rng):
 def test_feature_ridge_fit_solves_the_normal_equations(rng):
     n, m, alpha = 30, 6, 0.5
     Phi, Y = rng.normal(size=(n, m)) + 1.0, rng.normal(size=(n, 2))
-    coef, b = feature_ridge_fit(feature_svd(Phi), Y, alpha)
+    coef, b = feature_stats(Phi, Y).ridge(alpha)
     Pc = Phi - Phi.mean(axis=0)
     np.testing.assert_allclose(Pc.T @ Pc @ coef + alpha * coef,
                                Pc.T @ (Y - Y.mean(axis=0)), atol=1e-10)
     np.testing.assert_allclose((Phi @ coef + b).mean(axis=0), Y.mean(axis=0), atol=1e-12)
 
 
-def test_feature_svd_refuses_bad_features():
+def test_feature_stats_refuse_bad_features():
     with pytest.raises(ValueError, match="NaN or infinite"):
-        feature_svd(np.array([[1.0, np.nan], [0.0, 1.0]]))
+        feature_stats(np.array([[1.0, np.nan], [0.0, 1.0]]), [0.0, 1.0])
     with pytest.raises(ValueError, match="at least 2 samples"):
-        feature_svd(np.ones((1, 3)))
+        feature_stats(np.ones((1, 3)), [1.0])
+    with pytest.raises(ValueError, match="2 rows"):
+        feature_stats(np.ones((2, 3)), [1.0, 2.0, 3.0])
     with pytest.raises(ValueError, match="alpha"):
         FeatureLOOScorer()(np.eye(3), [0, 1, 1], [{"alpha": 0.0}])
 
@@ -128,7 +152,9 @@ def test_forced_path_with_few_landmarks(rng):
     Phi = nys.fit_transform(X)
     Y = one_vs_all_targets(y)[1]
     alpha = best.alpha * np.einsum("ij,ij->", Phi, Phi) / len(X)
-    coef, b = feature_ridge_fit(feature_svd(Phi), Y, alpha)
+    Pc = Phi - Phi.mean(axis=0)  # the normal equations, independently of the code
+    coef = linalg.solve(Pc.T @ Pc + alpha * np.eye(20), Pc.T @ (Y - Y.mean(axis=0)))
+    b = Y.mean(axis=0) - Phi.mean(axis=0) @ coef
     np.testing.assert_allclose(D, nys.transform(X_test) @ coef + b, rtol=1e-6, atol=1e-8)
 
 

@@ -7,26 +7,33 @@ classifier search maps the series to ``m`` Nystroem features instead
 Gram) and scores the same model, kernel ridge with an unpenalised intercept on the Gram
 ``Phi Phi^T``, by its exact leave-one-out, in ``O(n m)`` memory and ``O(n m^2)`` time.
 
-With an intercept the hat matrix is ``11^T / n + K_c (K_c + a I)^{-1}`` with ``K_c = P K P``
-and ``P = I - 11^T / n`` (:mod:`rntk._model_selection._loo`). With ``K = Phi Phi^T``,
-``K_c = Phi_c Phi_c^T`` for the column-centred features ``Phi_c = P Phi``; the thin SVD
-``Phi_c = U diag(s) V^T`` (singular values at rounding level dropped, so that ``U`` is
-orthogonal to the constant vector) gives the eigenpairs ``(s^2, U)`` of ``K_c`` on the
-complement of the constant vector, and the rest of that complement has eigenvalue 0. The
-formulas of :func:`~rntk._model_selection._loo.ridge_loo_predictions` then read, with
-``Y_c = P Y``,
+Everything the leave-one-out needs of the whole training set is one reduced statistic: the
+R factor of the QR decomposition of ``A = [1, Phi, Y]`` (the constant column of the
+intercept, the features, the targets), ``(m + 1 + k) x (m + 1 + k)``. It is computed block
+by block of rows (:func:`feature_block_r`), the blocks' factors stacked and decomposed again
+(:func:`combine_r`: the "tall and skinny" QR, as stable as a QR of ``A`` itself), so that a
+machine, or a worker of a cluster (:mod:`rntk.distributed`), never holds more than a block
+of rows. Its first row holds the column means (the constant column's ``R_00 = +-sqrt(n)``);
+the block ``R_22`` of the feature columns below it is the R factor of the column-centred
+features ``Phi_c``, and ``Z`` beside it is ``Q_2^T Y``. With the SVD ``R_22 = W diag(s) V^T``
+(singular values at rounding level dropped), ``Phi_c = U diag(s) V^T`` with ``U = Q_2 W``,
+and :class:`FeatureStats` keeps ``s``, ``V``, ``g = W^T Z = U^T Y`` and the means. The
+projections ``P = Phi_c V = U diag(s)`` of a block's rows then give, for each ridge ``a``,
+the hat matrix ``H = 11^T / n + K_c (K_c + a I)^{-1}`` (``K_c = Phi_c Phi_c^T``, see
+:mod:`rntk._model_selection._loo`) on those rows:
 
-    ``c = U diag(1 / (s^2 + a)) U^T Y + (Y_c - U U^T Y) / a``,
-    ``(1 - H_ii) / a = sum_k U_ik^2 / (s_k^2 + a) + (1 - 1/n - sum_k U_ik^2) / a``,
-    ``loo_i = y_i - c_i a / (1 - H_ii)``,
+    ``H_ii = 1/n + sum_k P_ik^2 / (s_k^2 + a)``,
+    ``fitted_i = mean(Y) + sum_k P_ik s_k g_k / (s_k^2 + a)``,
+    ``loo_i = y_i - (y_i - fitted_i) / (1 - H_ii)``,
 
-where the two parts that do not depend on the ridge (the residual of ``Y_c`` off the span of
-``U``, and the leverage left for the null space) are computed once. Nothing of size ``n x n``
-is formed. With ``m >= n`` landmarks the features reproduce the exact Gram and these LOO
-predictions equal the exact ones.
+the primal form of the formulas of
+:func:`~rntk._model_selection._loo.ridge_loo_predictions`, without forming anything of
+size ``n x n`` and without dividing by a small singular value. With ``m >= n`` landmarks
+the features reproduce the exact Gram and these LOO predictions equal the exact ones (to
+``eps / (1 - H_ii)``, relative: in the large-n regime, ``n >> m``, every ``H_ii`` is small).
 
 The model refitted on all samples is linear in the features, ``f(x) = phi(x)^T w + b`` with
-``w = V diag(s / (s^2 + a)) U^T Y`` and ``b = mean(Y) - mean(Phi) w``; since
+``w = V diag(s / (s^2 + a)) g`` and ``b = mean(Y) - mean(Phi) w``; since
 ``phi(x) = W^{-1/2} k(x)`` (``k(x)`` the kernel against the landmarks), it is kernel ridge on
 the landmarks with dual coefficients ``W^{-1/2} w``: each refitted classifier (the best
 candidate, or each member of the average of the default grid) is a
@@ -41,13 +48,13 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._nystroem import RNTKNystroem
-from .._utils import KernelOverflowError, fill_doc
+from .._utils import KernelOverflowError
 from ._loo import _check_alphas
 from ._scorers import RidgeLOOScorer
 
-__all__ = ["LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS", "FeatureLOOScorer",
-           "FeaturePath", "feature_loo_predictions", "feature_path", "feature_ridge_fit",
-           "feature_svd", "resolve_large_n"]
+__all__ = ["FEATURE_BLOCK", "LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS",
+           "R_FANIN", "FeatureLOOScorer", "FeaturePath", "FeatureStats", "combine_r",
+           "feature_block_r", "feature_path", "feature_stats", "resolve_large_n"]
 
 #: Training series above which ``large_n="auto"`` switches the default classifier search
 #: to Nystroem features (measured in ``benchmarks/bench_large_n.py``).
@@ -60,133 +67,201 @@ LARGE_N_CONSTRAINTS = {
                 None],
     "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
 }
-# The parameter entries shared by feature_loo_predictions and feature_ridge_fit.
-_SVD_Y = """svd : tuple
-    Output of :func:`feature_svd` for the training features.
-Y : array-like of shape (n_samples,) or (n_samples, n_targets)
-    Training targets."""
 #: Seed of the landmark draw (the same landmarks for every kernel setting).
 LANDMARK_SEED = 0
+#: Rows per block of :func:`feature_stats` (one R factor each).
+FEATURE_BLOCK = 4096
+#: R factors stacked and decomposed together at each node of :func:`combine_r`.
+R_FANIN = 8
 
 
-def feature_svd(Phi):
-    """Thin SVD of the column-centred features, for the intercept model.
+def _check_features(Phi, Y):
+    Phi = np.asarray(Phi, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Phi.ndim != 2:
+        raise ValueError(f"features must be a 2-D array, got shape {Phi.shape}")
+    if Y.ndim != 2 or Y.shape[0] != Phi.shape[0]:
+        raise ValueError(f"Y must have {Phi.shape[0]} rows, got shape {Y.shape}")
+    if not (np.all(np.isfinite(Phi)) and np.all(np.isfinite(Y))):
+        raise ValueError("features contain NaN or infinite values")
+    return Phi, Y
+
+
+def feature_block_r(Phi, Y):
+    """R factor of ``[1, Phi, Y]`` for one block of rows.
+
+    Parameters
+    ----------
+    Phi : array-like of shape (n_rows, n_features)
+        The block's features (finite).
+    Y : array-like of shape (n_rows,) or (n_rows, n_targets)
+        Its targets.
+
+    Returns
+    -------
+    R : ndarray of shape (min(n_rows, 1 + n_features + n_targets), 1 + n_features + n_targets)
+        Upper triangular, ``R^T R = A^T A`` for ``A = [1, Phi, Y]``.
+    """
+    Phi, Y = _check_features(Phi, Y)
+    A = np.empty((Phi.shape[0], 1 + Phi.shape[1] + Y.shape[1]))
+    A[:, 0] = 1.0
+    A[:, 1:1 + Phi.shape[1]] = Phi
+    A[:, 1 + Phi.shape[1]:] = Y
+    return np.linalg.qr(A, mode="r")
+
+
+def combine_r(factors):
+    """R factor of the rows of several blocks, from the blocks' R factors.
+
+    The factors are stacked and decomposed :data:`R_FANIN` at a time, in order, level
+    after level, until one is left: the reduction a cluster runs as a tree of tasks
+    (:mod:`rntk.distributed`) and one machine runs in a loop.
+
+    Parameters
+    ----------
+    factors : sequence of ndarray
+        R factors (:func:`feature_block_r`) of the blocks, in row order.
+
+    Returns
+    -------
+    R : ndarray
+        The R factor of all their rows (``R^T R`` the sum of the blocks' ``A^T A``).
+    """
+    factors = list(factors)
+    if not factors:
+        raise ValueError("no block to combine")
+    while len(factors) > 1:
+        factors = [stack_r(*factors[i:i + R_FANIN]) for i in range(0, len(factors), R_FANIN)]
+    return factors[0]
+
+
+def stack_r(*factors):
+    """R factor of stacked R factors (one node of :func:`combine_r`)."""
+    if len(factors) == 1:
+        return factors[0]
+    return np.linalg.qr(np.vstack(factors), mode="r")
+
+
+class FeatureStats:
+    """The reduced statistics of the training features, and the leave-one-out they give.
+
+    Parameters
+    ----------
+    R : ndarray of shape (r, 1 + n_features + n_targets)
+        R factor of ``[1, Phi, Y]`` over the training rows (:func:`combine_r`).
+    n_samples : int
+        Training rows (``>= 2``).
+    n_features : int
+        Columns of ``Phi``.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (n_features,)
+        Column means of ``Phi``.
+    y_mean : ndarray of shape (n_targets,)
+        Means of the targets.
+    s : ndarray of shape (rank,)
+        Singular values of the centred features above ``max(n, m) * eps * s_max``.
+    V : ndarray of shape (n_features, rank)
+        Their right singular vectors.
+    g : ndarray of shape (rank, n_targets)
+        ``U^T Y``, ``U`` their left singular vectors.
+    scale : float
+        ``trace(Phi Phi^T) / n``, the scale of the relative ridges.
+    """
+
+    def __init__(self, R, n_samples, n_features):
+        if n_samples < 2:
+            raise ValueError("the intercept model needs at least 2 samples")
+        R = np.asarray(R, dtype=np.float64)
+        m = int(n_features)
+        self.n_samples = int(n_samples)
+        self.mean = R[0, 1:1 + m] / R[0, 0]
+        self.y_mean = R[0, 1 + m:] / R[0, 0]
+        W, s, Vt = linalg.svd(R[1:1 + m, 1:1 + m], full_matrices=False, check_finite=False,
+                              lapack_driver="gesdd")
+        # directions at rounding level belong to the null space: dropped
+        keep = s > (s[0] if s.size else 0.0) * max(self.n_samples, m) * np.finfo(float).eps
+        self.s, self.V = s[keep], Vt[keep].T
+        self.g = W[:, keep].T @ R[1:1 + m, 1 + m:]
+        self.scale = float(np.sum(R[:, 1:1 + m] ** 2)) / self.n_samples
+
+    def loo(self, Phi, Y, alphas):
+        """Exact leave-one-out predictions of the rows ``Phi`` of the training set.
+
+        Parameters
+        ----------
+        Phi : array-like of shape (n_rows, n_features)
+            Training rows (any block of them).
+        Y : array-like of shape (n_rows,) or (n_rows, n_targets)
+            Their targets.
+        alphas : array-like of shape (n_alphas,)
+            Ridges, all ``> 0``, on the scale of ``Phi Phi^T`` (not relative).
+
+        Returns
+        -------
+        loo : ndarray of shape (n_alphas, n_rows, n_targets)
+            ``loo[a, i]``: the prediction for row ``i`` of the model fitted on every other
+            training row with ridge ``alphas[a]``.
+        """
+        Phi, Y = _check_features(Phi, Y)
+        alphas = _check_alphas(alphas)
+        P = (Phi - self.mean) @ self.V
+        P2 = P * P
+        Yc = Y - self.y_mean
+        lam = self.s * self.s
+        out = np.empty((alphas.size,) + Y.shape)
+        for a, alpha in enumerate(alphas):
+            d = 1.0 / (lam + alpha)
+            residual = Yc - P @ ((self.s * d)[:, None] * self.g)
+            keep = 1.0 - 1.0 / self.n_samples - P2 @ d  # 1 - H_ii
+            out[a] = Y - residual / keep[:, None]
+        return out
+
+    def ridge(self, alpha):
+        """Weights and intercept of ridge with an unpenalised intercept.
+
+        Parameters
+        ----------
+        alpha : float
+            Ridge, ``> 0``, on the scale of ``Phi Phi^T``.
+
+        Returns
+        -------
+        coef : ndarray of shape (n_features, n_targets)
+            ``w``; predict with ``Phi_new @ coef + intercept``.
+        intercept : ndarray of shape (n_targets,)
+            ``b = mean(Y) - mean(Phi) @ w``.
+        """
+        alpha = float(_check_alphas(alpha)[0])
+        coef = self.V @ ((self.s / (self.s * self.s + alpha))[:, None] * self.g)
+        return coef, self.y_mean - self.mean @ coef
+
+
+def feature_stats(Phi, Y, block=FEATURE_BLOCK):
+    """Return the :class:`FeatureStats` of features held in memory, block by block.
 
     Parameters
     ----------
     Phi : array-like of shape (n_samples, n_features)
-        Feature matrix (finite), ``n_samples >= 2``.
+        Training features (finite), ``n_samples >= 2``.
+    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        Training targets.
+    block : int, default=FEATURE_BLOCK
+        Rows per block.
 
     Returns
     -------
-    s : ndarray of shape (r,)
-        Singular values of ``Phi - mean(Phi, axis=0)`` above
-        ``max(n, m) * eps * s_max``, descending.
-    U : ndarray of shape (n_samples, r)
-        Their left singular vectors (orthogonal to the constant vector).
-    Vt : ndarray of shape (r, n_features)
-        Their right singular vectors, as rows.
-    mean : ndarray of shape (n_features,)
-        Column means of ``Phi``.
+    stats : FeatureStats
+        What the leave-one-out and the refit need of the training set.
     """
-    Phi = np.asarray(Phi, dtype=np.float64)
-    if Phi.ndim != 2:
-        raise ValueError(f"features must be a 2-D array, got shape {Phi.shape}")
-    n, m = Phi.shape
+    Phi, Y = _check_features(Phi, Y)
+    n = Phi.shape[0]
     if n < 2:
         raise ValueError("the intercept model needs at least 2 samples")
-    if not np.all(np.isfinite(Phi)):
-        raise ValueError("features contain NaN or infinite values")
-    mean = Phi.mean(axis=0)
-    U, s, Vt = linalg.svd(Phi - mean, full_matrices=False, check_finite=False,
-                          lapack_driver="gesdd")
-    # directions at rounding level belong to the null space (their U columns are
-    # arbitrary, possibly not orthogonal to the constant vector): drop them
-    keep = s > (s[0] if s.size else 0.0) * max(n, m) * np.finfo(np.float64).eps
-    return s[keep], U[:, keep], Vt[keep], mean
-
-
-def _check_svd(svd):
-    s, U, Vt, mean = svd
-    if U.ndim != 2 or s.shape != (U.shape[1],) or Vt.shape[0] != s.size:
-        raise ValueError("the SVD parts do not match; pass the output of feature_svd")
-    return s, U
-
-
-@fill_doc(svd_Y=_SVD_Y)
-def feature_loo_predictions(svd, Y, alphas):
-    """Exact leave-one-out predictions of ridge with an intercept, in feature space.
-
-    The model is kernel ridge with an unpenalised intercept on the Gram ``Phi Phi^T``
-    (equivalently linear ridge on the features ``Phi`` with an unpenalised intercept); the
-    predictions equal :func:`~rntk._model_selection._loo.ridge_loo_predictions` on
-    ``eigh_gram(Phi @ Phi.T, fit_intercept=True)`` without forming that Gram.
-
-    Parameters
-    ----------
-    {svd_Y}
-    alphas : array-like of shape (n_alphas,)
-        Ridge values, all ``> 0``, on the scale of ``Phi Phi^T``.
-
-    Returns
-    -------
-    loo : ndarray of shape (n_alphas, n_samples, n_targets)
-        ``loo[a, i]``: the prediction for sample ``i`` of the model fitted on the others
-        with ridge ``alphas[a]``.
-    """
-    s, U = _check_svd(svd)
-    alphas = _check_alphas(alphas)
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    n = U.shape[0]
-    if Y.ndim != 2 or Y.shape[0] != n:
-        raise ValueError(f"Y must have {n} rows, got shape {Y.shape}")
-    UtY = U.T @ Y
-    U2 = U * U
-    # the parts in the null space of K_c (eigenvalue 0), independent of the ridge
-    null_res = (Y - Y.mean(axis=0)) - U @ UtY
-    null_lev = np.clip(1.0 - 1.0 / n - U2.sum(axis=1), 0.0, None)
-    lam = s * s
-    out = np.empty((alphas.size,) + Y.shape)
-    for a, alpha in enumerate(alphas):
-        w = 1.0 / (lam + alpha)
-        c = U @ (w[:, None] * UtY) + null_res / alpha  # (K_c + a I)^{-1} P Y
-        ginv_diag = U2 @ w + null_lev / alpha  # (1 - H_ii) / alpha
-        out[a] = Y - c / ginv_diag[:, None]
-    return out
-
-
-@fill_doc(svd_Y=_SVD_Y)
-def feature_ridge_fit(svd, Y, alpha):
-    """Weights and intercept of ridge with an unpenalised intercept, in feature space.
-
-    Parameters
-    ----------
-    {svd_Y}
-    alpha : float
-        Ridge, ``> 0``.
-
-    Returns
-    -------
-    coef : ndarray of shape (n_features, n_targets)
-        ``w``; predict with ``Phi_new @ coef + intercept``.
-    intercept : ndarray of shape (n_targets,)
-        ``b = mean(Y) - mean(Phi) @ w``.
-    """
-    s, U = _check_svd(svd)
-    Vt, mean = svd[2], svd[3]
-    alpha = float(_check_alphas(alpha)[0])
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    coef = Vt.T @ ((s / (s * s + alpha))[:, None] * (U.T @ Y))
-    return coef, Y.mean(axis=0) - mean @ coef
-
-
-def _relative_scale(Phi):
-    """``trace(Phi Phi^T) / n``: the scale of the relative ridges, as ``trace(K) / n``."""
-    return float(np.einsum("ij,ij->", Phi, Phi)) / Phi.shape[0]
+    factors = [feature_block_r(Phi[i:i + block], Y[i:i + block]) for i in range(0, n, block)]
+    return FeatureStats(combine_r(factors), n, Phi.shape[1])
 
 
 class FeatureLOOScorer(RidgeLOOScorer):
@@ -210,7 +285,8 @@ class FeatureLOOScorer(RidgeLOOScorer):
 
     def _ridge_loo(self, Phi, Y, alphas):
         """LOO predictions of ridge with an intercept from the features, relative ``alphas``."""
-        return feature_loo_predictions(feature_svd(Phi), Y, alphas * _relative_scale(Phi))
+        stats = feature_stats(Phi, Y)
+        return stats.loo(Phi, Y, alphas * stats.scale)
 
 
 def resolve_large_n(large_n):
@@ -277,8 +353,8 @@ class FeaturePath:
         if np.isinf(est.alpha):
             coef, intercept = np.zeros((Phi.shape[1], Y.shape[1])), Y.mean(axis=0)
         else:
-            coef, intercept = feature_ridge_fit(feature_svd(Phi), Y,
-                                                est.alpha * _relative_scale(Phi))
+            stats = feature_stats(Phi, Y)
+            coef, intercept = stats.ridge(est.alpha * stats.scale)
         inner._set_coef(nys.normalization_ @ coef, intercept, y)
         est.estimator_ = inner
         est.X_fit_ = list(nys.components_)
