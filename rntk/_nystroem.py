@@ -192,8 +192,19 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             m = n
         rng = check_random_state(self.random_state)
         idx, C = self._select(xs, m, rng)
-        self.component_indices_ = idx
-        self.components_ = [xs[i] for i in idx]
+        W = self._fit_landmarks([xs[i] for i in idx], idx)
+        return xs, C, W
+
+    def _fit_landmarks(self, components, indices):
+        """Take ``components`` (prepared series) as the landmarks; return their Gram ``W``.
+
+        Sets ``components_``, ``component_indices_``, ``n_components_`` and
+        ``normalization_``: what :meth:`transform` needs (a search on a cluster fits the
+        landmarks it gathered this way, ``rntk.distributed``).
+        """
+        m = len(components)
+        self.component_indices_ = np.asarray(indices)
+        self.components_ = list(components)
         self.n_components_ = m
         W = self._kernel(self.components_)
         # pseudo-inverse square root: eigenvalues at rounding level are dropped
@@ -203,7 +214,7 @@ class RNTKNystroem(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         scale = np.zeros_like(w)
         scale[keep] = 1.0 / np.sqrt(w[keep])
         self.normalization_ = (V * scale) @ V.T
-        return xs, C, W
+        return W
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -28,6 +28,12 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 __all__ = ["RNTKClassifierCV", "RNTKRegressorCV"]
 
 
+def _series_lengths(xs):
+    """Lengths of the training series (of a cluster's series in blocks: from their pass)."""
+    lengths = getattr(xs, "lengths", None)
+    return [len(x) for x in xs] if lengths is None else [int(t) for t in lengths]
+
+
 def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
     """Accuracy of the kernel ridge classifier on one fold."""
     clf = KernelRidgeClassifier(alpha=params["alpha"]).fit(K_train, y_train)
@@ -316,7 +322,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     def _default_grid(self, xs):
         if self.protocol == "loo":
             _check_no_representation(self)
-            return _grids.default_grid([len(x) for x in xs], _grids.DEFAULT_ALPHA)
+            return _grids.default_grid(_series_lengths(xs), _grids.DEFAULT_ALPHA)
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
     def _fold_scorer(self, base):
@@ -346,8 +352,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         {decision}
             ``best_estimator_.decision_function(X)``.
         """
-        self._check_refit()
-        return self.best_estimator_.decision_function(X)
+        return self._delegate("decision_function", X)
 
     @fill_doc(X_predict=DOC["X_predict"])
     def predict_proba(self, X: Sequences) -> np.ndarray:
@@ -363,8 +368,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
             ``protocol="loo"``; the SVC's on folds of its Gram with ``"paper"``),
             then normalised; the columns in the order of ``classes_``.
         """
-        self._check_refit()
-        return self.best_estimator_.predict_proba(X)
+        return self._delegate("predict_proba", X)
 
     @fill_doc(X_predict=DOC["X_predict"])
     def predict_log_proba(self, X: Sequences) -> np.ndarray:
@@ -377,8 +381,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         log_proba : ndarray of shape (n_samples, n_classes)
             ``best_estimator_.predict_log_proba(X)``.
         """
-        self._check_refit()
-        return self.best_estimator_.predict_log_proba(X)
+        return self._delegate("predict_log_proba", X)
 
 
 
@@ -481,7 +484,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     def _default_grid(self, xs):
         if self.protocol == "loo":
             _check_no_representation(self)
-            return _grids.default_regression_grid([len(x) for x in xs],
+            return _grids.default_regression_grid(_series_lengths(xs),
                                                   _grids.DEFAULT_REGRESSION_ALPHA)
         return {**_grids.PAPER_GRID, "alpha": list(_grids.PAPER_ALPHA)}
 

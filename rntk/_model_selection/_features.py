@@ -338,6 +338,10 @@ class FeaturePath:
             self.transformers.append(nys)
             yield Phi
 
+    def fit_preparation(self, est, raw):
+        """Fit what ``est``'s preparations learn from the training series ``raw``."""
+        est._fit_preparation(raw)
+
     def refit(self, est, Phi, y, best_index):
         """Fit ``est`` (a ridge ``RNTKClassifier`` or ``RNTKRegressor``) from the features.
 

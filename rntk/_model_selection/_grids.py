@@ -190,7 +190,12 @@ def unit_rms(series):
         ``normalize="rms"`` give the same network's kernel up to that common factor
         of the inputs (``DEFAULT_SAME``).
     """
-    rms = np.array([math.sqrt(float(np.vdot(s, s)) / len(s)) for s in series])
+    return _unit_rms_of(np.array([math.sqrt(float(np.vdot(s, s)) / len(s)) for s in series]))
+
+
+def _unit_rms_of(rms):
+    """:func:`unit_rms` from the series' RMS values per step (a cluster computes them)."""
+    rms = np.asarray(rms, dtype=np.float64)
     return bool(rms.max() <= rms.min() * (1 + UNIT_RMS_SPREAD)
                 and np.abs(rms - 1).max() <= UNIT_RMS_TOL)
 

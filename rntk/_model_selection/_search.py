@@ -28,13 +28,14 @@ from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import KFold, ParameterGrid, check_cv
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
 from .._utils._preparations import PREPARATION_NAMES
 from . import _grids
 from ._ensemble import AveragedClassifier, AveragedRegressor
-from ._features import feature_path
+from ._features import LARGE_N_COMPONENTS, feature_path
 from ._loo import _check_two_classes
 from ._scorers import RidgeLOOScorer, loo_r2
 
@@ -227,7 +228,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                     tiebreak[idxs] = tiebreak[groups[h]]
                     if h in loo_by_group:
                         loo_by_group[s] = dict(zip(idxs, loo_by_group[h].values()))
-            elif K is None or not np.isfinite(K).all():  # None: the kernel refused
+            elif K is None or not _all_finite(K):  # None: the kernel refused
                 non_finite.append(s)
             elif score_gram is not None:
                 try:
@@ -269,7 +270,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                         set_i, set_key = i, key
                 group_loo = loo_by_group.get(s, {})
                 for i in {set_i, best_i, *priors} & set(group_loo):
-                    loo[i] = group_loo[i].copy()  # what a refit of i is calibrated on
+                    loo[i] = np.array(group_loo[i])  # what a refit of i is calibrated on
                 if s not in same_as.values():  # no later group reads them
                     loo_by_group.pop(s, None)
                 if keep > 1 and not np.isnan(np.mean(scores[set_i])):
@@ -300,6 +301,12 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         top = [] if best_i < 0 else [(None, None, best_i, best_K)]
     return SearchOutcome(scores, tiebreak, kernel_time, fit_time, best_i, best_K, failures,
                          non_finite, [(i, K) for _, _, i, K in top], loo)
+
+
+def _all_finite(K):
+    """Whether a Gram (or features, or a cluster's handle of them) is finite."""
+    check = getattr(K, "all_finite", None)
+    return check() if check is not None else bool(np.isfinite(K).all())
 
 
 def _setting_starts(grid):
@@ -526,18 +533,18 @@ class BaseKernelSearchCV(BaseEstimator):
 
     def _search(self, X, y, groups):
         base = self._base_estimator()
-        raw, y = validate_fit_data(self, X, y, base._is_regressor)
+        exact_loo = self.protocol == "loo" and self.cv is None
+        raw, y, cluster = self._training_data(X, y, base, exact_loo)
         if not base._is_regressor:  # before any candidate runs
             _check_two_classes(np.unique(y))
         grid = self._default_grid(raw) if self.param_grid is None else self.param_grid
         candidates = self._candidates(base, grid)
-        exact_loo = self.protocol == "loo" and self.cv is None
         if exact_loo and len(raw) < 2:
             raise ValueError("the exact leave-one-out needs at least 2 samples, got "
                              f"n_samples = {len(raw)}")
         score_gram = fold_score = None
         # many series: Nystroem features instead of Grams (None: the exact Grams)
-        features = feature_path(self, base, len(raw)) if exact_loo else None
+        features = cluster or (feature_path(self, base, len(raw)) if exact_loo else None)
         if exact_loo:
             if self.scoring is not None:
                 raise ValueError(
@@ -569,7 +576,7 @@ class BaseKernelSearchCV(BaseEstimator):
         prior, same_as, redirect = None, {}, {}
         if exact_loo and self.param_grid is None and not base._is_regressor:
             prior = _prior_indices(grid, candidates)
-            if _grids.unit_rms(raw):
+            if (_grids._unit_rms_of(raw.rms) if cluster else _grids.unit_rms(raw)):
                 same_as, redirect = _same_settings(grid, candidates, kernel_groups)
 
         computed = [idxs for g, idxs in enumerate(kernel_groups) if g not in same_as]
@@ -640,7 +647,7 @@ class BaseKernelSearchCV(BaseEstimator):
                 if features is not None:
                     if "precision" in est.get_params():  # the features are float64's
                         est.set_params(precision="float64")
-                    est._fit_preparation(raw)
+                    features.fit_preparation(est, raw)
                     features.refit(est, K, y, i)
                     if not base._is_regressor:
                         est._calibrate(outcome.loo.get(i), y)
@@ -667,6 +674,50 @@ class BaseKernelSearchCV(BaseEstimator):
                 self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
+
+    def _training_data(self, X, y, base, exact_loo):
+        """Return the training series, the targets and the cluster's path (or None).
+
+        Series on a Dask cluster (:class:`rntk.distributed.SeriesBlocks`, a dask array,
+        or series in memory under ``joblib.parallel_config(backend="dask")``) above the
+        ``large_n`` threshold are described there and searched by the cluster's large-n
+        path; at or below it they are gathered here and searched as any others.
+        """
+        from ..distributed import ClusterFeaturePath, _BoundSeries, training_series
+        from ._features import resolve_large_n
+        threshold = resolve_large_n(getattr(self, "large_n", None))
+        # series in memory go to a cluster only for the search it runs
+        source = training_series(X, threshold if exact_loo and not base._is_regressor
+                                 else None, getattr(self, "missing", "raise"))
+        if source is None:
+            return (*validate_fit_data(self, X, y, base._is_regressor), None)
+        if base._is_regressor or not exact_loo:
+            raise ValueError(
+                f"series on a Dask cluster are fitted by the classifier's large-n search "
+                f"(RNTKClassifierCV with protocol='loo' and cv=None); {type(self).__name__}"
+                f" with protocol={self.protocol!r}, cv={self.cv!r} needs them in memory")
+        series = _BoundSeries(source, verbose=self.verbose)
+        if threshold is None or len(series) <= threshold:
+            return (*validate_fit_data(self, series.gather(), y, base._is_regressor), None)
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        if len(y) != len(series):
+            raise ValueError(f"y has {len(y)} labels for {len(series)} series")
+        _check_two_classes(np.unique(y))
+        for attr in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(attr, None)
+        self.n_channels_in_ = series.n_channels
+        m = getattr(self, "n_components", None) or LARGE_N_COMPONENTS
+        return series, y, ClusterFeaturePath(series, y, m, verbose=self.verbose)
+
+    def _delegate(self, method, X):
+        """``best_estimator_.<method>(X)``; block by block on a cluster for its series."""
+        self._check_refit()
+        from ..distributed import apply_blocks, predict_source
+        source = predict_source(X)
+        if source is None:
+            return getattr(self.best_estimator_, method)(X)
+        return apply_blocks(self.best_estimator_, method, source, verbose=self.verbose)
 
     def _average_or_mean(self, top, candidates, y, scorer, loo_of):
         """Return the members a regression search refits: the average, or the mean.
@@ -710,5 +761,4 @@ class BaseKernelSearchCV(BaseEstimator):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
             Predictions of ``best_estimator_``.
         """
-        self._check_refit()
-        return self.best_estimator_.predict(X)
+        return self._delegate("predict", X)

@@ -1,0 +1,207 @@
+"""The default classifier's large-n search on a Dask cluster (rntk.distributed.SeriesBlocks).
+
+The cluster path must be the search of one machine, to rounding: the same landmarks, the
+same leave-one-out scores, the same selected and averaged candidates, and decisions within
+1e-10. The searches here run on a local cluster of two worker threads (cheap to start; the
+engine serialises its parallel regions where numba's threading layer requires it); the
+tests of rntk.distributed.rntk_kernel run on worker processes.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+from rntk import RNTKClassifierCV, RNTKRegressorCV
+from rntk.distributed import ARRAY_BLOCK, SeriesBlocks, _series_of, training_series
+
+LARGE_N, M = 60, 24  # the feature path with few landmarks: fast
+
+
+def _waves(rng, n, T=24, n_classes=3, noise=0.4):
+    """Noisy sines of random phase, frequency ``class + 1``, classes shuffled."""
+    t = np.linspace(0, 1, T)
+    y = rng.integers(0, n_classes, size=n)
+    X = (np.sin(2 * np.pi * (y[:, None] + 1) * t + rng.uniform(0, 2 * np.pi, size=(n, 1)))
+         + noise * rng.normal(size=(n, T)))
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed", reason="dask's distributed scheduler")
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X, y = _waves(rng, 150)
+    X_test, y_test = _waves(np.random.default_rng(1), 40)
+    local = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(X, y)
+    return X, y, X_test, y_test, local
+
+
+def _assert_same_search(fitted, local, X_test):
+    assert fitted.best_params_ == local.best_params_
+    assert fitted.averaged_params_ == local.averaged_params_
+    np.testing.assert_allclose(fitted.cv_results_["mean_test_score"],
+                               local.cv_results_["mean_test_score"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fitted.decision_function(X_test),
+                               local.decision_function(X_test), rtol=0, atol=1e-10)
+
+
+def test_blocks_of_an_array_equal_the_search_in_memory(client, data):
+    X, y, X_test, y_test, local = data
+    blocks = SeriesBlocks.from_array(X, block_size=40)  # 4 blocks, the last of 30
+    fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(blocks, y)
+    _assert_same_search(fitted, local, X_test)
+    # landmarks: those of the search in memory, in the same order
+    for a, b in zip(fitted.best_estimator_.estimators_, local.best_estimator_.estimators_):
+        np.testing.assert_array_equal(np.asarray(a.X_fit_), np.asarray(b.X_fit_))
+    # predictions block by block, on the cluster
+    test_blocks = SeriesBlocks.from_array(X_test, block_size=15)
+    np.testing.assert_array_equal(fitted.predict(test_blocks), local.predict(X_test))
+    np.testing.assert_allclose(fitted.predict_proba(test_blocks), local.predict_proba(X_test),
+                               rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fitted.decision_function(test_blocks),
+                               local.decision_function(X_test), rtol=0, atol=1e-10)
+    assert fitted.score(test_blocks, y_test) == local.score(X_test, y_test)
+    assert fitted.n_channels_in_ == 1 and not hasattr(fitted, "n_features_in_")
+
+
+def test_memmaps_files_and_dask_arrays(client, data, tmp_path):
+    X, y, X_test, _, local = data
+    np.save(tmp_path / "x.npy", X)
+    memmap = np.load(tmp_path / "x.npy", mmap_mode="r")
+    from_memmap = SeriesBlocks.from_array(memmap, block_size=64)
+    assert all(callable(b) for b in from_memmap.blocks)  # read by the workers, not sent
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i, start in enumerate(range(0, len(X), 50)):
+        np.save(parts / f"part-{i}.npy", X[start:start + 50])
+    dask_array = pytest.importorskip("dask.array")
+    for source in (from_memmap, SeriesBlocks.from_files(parts),
+                   SeriesBlocks.from_files(str(parts / "part-*.npy")),
+                   dask_array.from_array(X, chunks=(70, 12))):
+        fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(source, y)
+        _assert_same_search(fitted, local, X_test)
+
+
+def test_series_of_different_lengths(client):
+    rng = np.random.default_rng(2)
+    X, y = _waves(rng, 120)
+    xs = [x[:12 + i % 12] for i, x in enumerate(X)]
+    local = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(xs, y)
+    fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(
+        SeriesBlocks([xs[i:i + 50] for i in range(0, 120, 50)]), y)
+    _assert_same_search(fitted, local, xs[:30])
+
+
+def test_joblib_dask_backend_and_progress(client, data, capsys):
+    """Series in memory under joblib's Dask backend: the cluster runs the search."""
+    joblib = pytest.importorskip("joblib")
+    X, y, X_test, _, local = data
+    with joblib.parallel_config(backend="dask"):
+        fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    assert "[rntk.distributed] 150 series in 1 blocks, 1 channel(s), lengths 24 to 24" in out
+    assert "[rntk.distributed] kernel setting 7/7: block 1/1" in out
+    _assert_same_search(fitted, local, X_test)
+    # at or below the threshold the series stay in memory, as without the backend
+    with joblib.parallel_config(backend="dask"):
+        small = RNTKClassifierCV(n_components=M, verbose=1).fit(X, y)
+    assert "rntk.distributed" not in capsys.readouterr().out
+    assert len(small.best_estimator_.estimators_[0].X_fit_) == len(X)
+
+
+def test_few_series_on_a_cluster_are_searched_exactly(client, data):
+    X, y, X_test, _, _ = data
+    exact = RNTKClassifierCV().fit(X, y)
+    fitted = RNTKClassifierCV().fit(SeriesBlocks.from_array(X, block_size=64), y)
+    assert fitted.best_params_ == exact.best_params_
+    np.testing.assert_allclose(fitted.decision_function(X_test), exact.decision_function(X_test),
+                               rtol=0, atol=1e-10)
+
+
+def test_bad_blocks_are_named(client, data):
+    X, y, _, _, _ = data
+    two_channels = np.repeat(X[100:, :, None], 2, axis=2)
+    with pytest.raises(ValueError, match=r"different channel counts \[1, 2\] \(first in "
+                                         r"blocks \[0, 1\]\)"):
+        RNTKClassifierCV(large_n=LARGE_N).fit(SeriesBlocks([X[:100], two_channels]), y)
+    holed = X[100:].copy()
+    holed[3, 5] = np.nan
+    with pytest.raises(ValueError, match="block 1 of the series: X: series 3 has NaN inside"):
+        RNTKClassifierCV(large_n=LARGE_N).fit(SeriesBlocks([X[:100], holed]), y)
+    infinite = X[:100].copy()
+    infinite[0, 0] = np.inf
+    with pytest.raises(ValueError, match="block 0 of the series.*infinite"):
+        RNTKClassifierCV(large_n=LARGE_N).fit(SeriesBlocks([infinite, X[100:]]), y)
+    with pytest.raises(ValueError, match="y has 150 labels for 100 series"):
+        RNTKClassifierCV(large_n=LARGE_N).fit(SeriesBlocks([X[:100]]), y)
+    with pytest.raises(ValueError, match="classifier's large-n search"):
+        RNTKRegressorCV(large_n=LARGE_N).fit(SeriesBlocks([X]), y.astype(float))
+    with pytest.raises(ValueError, match="protocol='paper'"):
+        RNTKClassifierCV(large_n=LARGE_N, protocol="paper").fit(SeriesBlocks([X]), y)
+    # missing values filled on the workers, as in memory
+    filled = RNTKClassifierCV(large_n=LARGE_N, n_components=M, missing="interpolate")
+    filled.fit(SeriesBlocks([X[:100], holed], missing="interpolate"), y)
+    assert filled.best_score_ > 0.8
+
+
+# -- without a cluster -----------------------------------------------------------------
+def test_blocks_of_an_array(rng, tmp_path):
+    X = rng.normal(size=(10, 7))
+    blocks = SeriesBlocks.from_array(X, block_size=4)
+    assert [len(b) for b in blocks.blocks] == [4, 4, 2]
+    assert len(SeriesBlocks.from_array(np.zeros((ARRAY_BLOCK + 1, 3))).blocks) == 2
+    np.save(tmp_path / "x.npy", X)
+    memmap = SeriesBlocks.from_array(np.load(tmp_path / "x.npy", mmap_mode="r"), block_size=4)
+    np.testing.assert_array_equal(memmap.blocks[1](), X[4:8])  # what a worker reads
+    view = np.load(tmp_path / "x.npy", mmap_mode="r")[::2]  # a strided view: rows sent
+    np.testing.assert_array_equal(SeriesBlocks.from_array(view, block_size=4).blocks[0],
+                                  X[::2][:4])
+    with pytest.raises(ValueError, match="2-D or 3-D array"):
+        SeriesBlocks.from_array([X[0], X[1]])
+    with pytest.raises(ValueError, match="block_size must be a positive integer"):
+        SeriesBlocks.from_array(X, block_size=0)
+
+
+def test_blocks_of_files(rng, tmp_path):
+    X = rng.normal(size=(9, 5))
+    for i in range(3):
+        np.save(tmp_path / f"b{i}.npy", X[3 * i:3 * i + 3])
+    np.savez(tmp_path / "c.npz", X=X[:2])
+    blocks = SeriesBlocks.from_files(tmp_path)
+    assert len(blocks.blocks) == 4  # b0, b1, b2, c: sorted by name
+    np.testing.assert_array_equal(blocks.blocks[2](), X[6:9])
+    np.testing.assert_array_equal(blocks.blocks[3](), X[:2])
+    listed = SeriesBlocks.from_files([tmp_path / "b1.npy"], loader=lambda p: np.load(p) * 2)
+    np.testing.assert_array_equal(listed.blocks[0](), 2 * X[3:6])
+    with pytest.raises(ValueError, match="no file of series"):
+        SeriesBlocks.from_files(os.fspath(tmp_path / "none-*.npy"))
+    with pytest.raises(ValueError, match="at least one block"):
+        SeriesBlocks([])
+    with pytest.raises(ValueError, match="missing must be"):
+        SeriesBlocks([X], missing="drop")
+
+
+def test_a_block_is_validated_with_its_number(rng):
+    X = rng.normal(size=(3, 6))
+    assert [s.shape for s in _series_of(lambda: X, 0, "raise")] == [(6, 1)] * 3
+    X[1, 2] = np.nan
+    with pytest.raises(ValueError, match="block 4 of the series: X: series 1 has NaN"):
+        _series_of(X, 4, "raise")
+    with pytest.raises(TypeError, match="block 0 of the series"):
+        _series_of(np.array([["a", "b"]]), 0, "raise")
+
+
+def test_series_in_memory_stay_in_memory_without_dasks_backend(rng):
+    X = rng.normal(size=(100, 6))
+    assert training_series(X, 10) is None
+    blocks = SeriesBlocks.from_array(X)
+    assert training_series(blocks, 10) is blocks
