@@ -464,7 +464,7 @@ class _BoundSeries:
                              f"in blocks {first})")
         self.n_channels = channels[0]
         if verbose:
-            print(f"[rntk.distributed] {len(self)} series in {len(self.items)} blocks, "
+            print(f"[rntk.distributed] {len(self)} series in {len(self.items)} block(s), "
                   f"{self.n_channels} channel(s), lengths {self.lengths.min()} to "
                   f"{self.lengths.max()}", flush=True)
 
@@ -550,19 +550,26 @@ def apply_blocks(est, method, source, verbose=0):
 
 
 def _report(client, futures, verbose, what):
-    """Print, when ``verbose``, the finished tasks of ``futures`` every tenth, then wait."""
+    """Wait for ``futures`` (their results stay on the workers), raising a task's error.
+
+    When ``verbose``, print the finished tasks every tenth (every one above 1).
+    """
+    wait, as_completed = _dask("wait", "as_completed")
     if not verbose:
-        client.gather(futures)  # errors of the tasks surface here
-        return
-    as_completed, = _dask("as_completed")
-    start, total, done = time.perf_counter(), len(futures), 0
-    every = max(1, total // 10) if verbose == 1 else 1
-    for fut in as_completed(futures):
-        fut.result()  # a failed task raises its error here
-        done += 1
-        if done % every == 0 or done == total:
-            print(f"[rntk.distributed] {what} {done}/{total} | elapsed "
-                  f"{time.perf_counter() - start:6.1f}s", flush=True)
+        wait(futures)
+    else:
+        start, total, done = time.perf_counter(), len(futures), 0
+        every = max(1, total // 10) if verbose == 1 else 1
+        for fut in as_completed(futures):
+            if fut.status == "error":
+                break
+            done += 1
+            if done % every == 0 or done == total:
+                print(f"[rntk.distributed] {what} {done}/{total} | elapsed "
+                      f"{time.perf_counter() - start:6.1f}s", flush=True)
+    for fut in futures:
+        if fut.status == "error":
+            fut.result()  # raises the task's error here
 
 
 # -- the large-n search on a cluster ------------------------------------------------------

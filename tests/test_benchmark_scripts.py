@@ -433,6 +433,21 @@ def test_bench_large_n_multichannel_quick(tmp_path, monkeypatch):
     assert float(row["accuracy"]) > 0.5
 
 
+def test_bench_dask_search_quick(tmp_path):
+    pytest.importorskip("distributed")
+    out = tmp_path / "dask.csv"
+    _script("bench_dask_search.py").main(["--quick", "--threads", "--out", str(out)])
+    rows = _csv(out)
+    assert [(r["part"], r["where"]) for r in rows] == [
+        ("check", "in process"), ("check", "cluster"), ("scaling", "cluster"),
+        ("scaling", "in process"), ("scaling", "cluster")]
+    # the cluster's search is the one of this process, to rounding
+    assert all(r["same_selection"] == "True" for r in rows if r["same_selection"])
+    assert all(float(r["max_decision_diff"]) < 1e-10 for r in rows if r["max_decision_diff"])
+    assert all(float(r["accuracy"]) > 0.9 for r in rows)
+    assert (tmp_path / "dask.png").stat().st_size > 0
+
+
 @pytest.mark.slow
 def test_bench_first_run_quick(tmp_path, monkeypatch):
     # on a copy of the package: the cold run deletes the numba cache of the tree it times

@@ -108,7 +108,7 @@ def test_joblib_dask_backend_and_progress(client, data, capsys):
     with joblib.parallel_config(backend="dask"):
         fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M, verbose=1).fit(X, y)
     out = capsys.readouterr().out
-    assert "[rntk.distributed] 150 series in 1 blocks, 1 channel(s), lengths 24 to 24" in out
+    assert "[rntk.distributed] 150 series in 1 block(s), 1 channel(s), lengths 24 to 24" in out
     assert "[rntk.distributed] kernel setting 7/7: block 1/1" in out
     _assert_same_search(fitted, local, X_test)
     # at or below the threshold the series stay in memory, as without the backend
@@ -125,6 +125,22 @@ def test_few_series_on_a_cluster_are_searched_exactly(client, data):
     assert fitted.best_params_ == exact.best_params_
     np.testing.assert_allclose(fitted.decision_function(X_test), exact.decision_function(X_test),
                                rtol=0, atol=1e-10)
+
+
+def test_an_overflowing_setting_scores_nan_as_in_memory(client):
+    """Huge series overflow the settings that read them as given: NaN, never selected."""
+    X, y = _waves(np.random.default_rng(3), 120)
+    X[7] *= 1e160
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        local = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(X, y)
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(
+            SeriesBlocks.from_array(X, block_size=50), y)
+    scores = local.cv_results_["mean_test_score"]
+    assert np.isnan(scores).any() and not np.isnan(scores).all()
+    np.testing.assert_array_equal(np.isnan(fitted.cv_results_["mean_test_score"]),
+                                  np.isnan(scores))
+    _assert_same_search(fitted, local, X[:20] / np.abs(X[:20]).max(axis=1, keepdims=True))
 
 
 def test_bad_blocks_are_named(client, data):
@@ -198,6 +214,15 @@ def test_a_block_is_validated_with_its_number(rng):
         _series_of(X, 4, "raise")
     with pytest.raises(TypeError, match="block 0 of the series"):
         _series_of(np.array([["a", "b"]]), 0, "raise")
+
+
+def test_blocks_elsewhere_are_refused_clearly(rng):
+    from rntk import RNTKClassifier, rntk_kernel
+    blocks = SeriesBlocks.from_array(rng.normal(size=(10, 5)))
+    with pytest.raises(TypeError, match="X is a rntk.distributed.SeriesBlocks"):
+        RNTKClassifier().fit(blocks, np.arange(10) % 2)
+    with pytest.raises(TypeError, match="SeriesBlocks"):
+        rntk_kernel(blocks)
 
 
 def test_series_in_memory_stay_in_memory_without_dasks_backend(rng):

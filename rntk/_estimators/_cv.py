@@ -254,10 +254,13 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         "loo"``, ``cv=None``) runs on ``n_components`` Nystroem features per kernel
         setting (:class:`RNTKNystroem`, landmarks drawn uniformly with seed 0) instead
         of the ``n x n`` Gram: the same grid, model (kernel ridge with an unpenalised
-        intercept, on the Nystroem Gram) and selection, the exact leave-one-out from a
-        thin SVD of the features, in time and memory linear in the number of series.
-        The refitted classifiers then have the landmarks as their training series.
-        ``"auto"``: 3000 (see ``benchmarks/bench_large_n.py``); ``None``: never.
+        intercept, on the Nystroem Gram) and selection, the exact leave-one-out from
+        the R factor of the features (a QR decomposition, block by block), in time and
+        memory linear in the number of series. The refitted classifiers then have the
+        landmarks as their training series. ``"auto"``: 3000 (see
+        ``benchmarks/bench_large_n.py``); ``None``: never. Training series given as
+        :class:`rntk.distributed.SeriesBlocks` (or a dask array) run this search on
+        their Dask cluster, block by block, with the same result.
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
     {tail}

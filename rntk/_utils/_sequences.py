@@ -205,6 +205,11 @@ def as_sequences(X, name="X", missing="raise"):
         For an empty set, empty series, NaN inside a series (unless interpolated),
         infinite values or series with different channel counts.
     """
+    if type(X).__name__ == "SeriesBlocks":
+        raise TypeError(
+            f"{name} is a rntk.distributed.SeriesBlocks (series on a Dask cluster): "
+            "RNTKClassifierCV's fit and the predictions of the fitted search estimators "
+            "take it; elsewhere give the series in memory")
     if isinstance(X, np.ndarray) and X.dtype == object and X.ndim == 1 and not any(
             isinstance(s, numbers.Number) for s in X):  # one series per item
         X = list(X)  # (rntk.as_object_array, the form GP estimators accept)

@@ -1,0 +1,280 @@
+"""The default classifier's search on a Dask cluster: agreement, time and memory against n.
+
+``RNTKClassifierCV().fit(SeriesBlocks(...), y)`` runs the large-n search on the workers of a
+Dask cluster (:mod:`rntk.distributed`). Two measurements, on a ``LocalCluster`` of worker
+processes of one thread each (2 by default: the 2 cores of the machines here):
+
+* ``--check N`` (default 20,000; ``--quick``: 600 with 30 landmarks): ``N`` synthetic
+  training series of length 100 (four classes of noisy sines of random phase, as
+  ``bench_large_n.py``), the default ``RNTKClassifierCV()`` fitted in this process and on
+  the cluster from blocks of 4,096 series (``--block``; ``--quick``: 256): whether the
+  selected and averaged candidates are identical, the largest difference of their
+  decisions on 2,000 test series, both fit times and test accuracies;
+* ``--sizes N [N ...]`` (default 100,000, 300,000 and 1,000,000; ``--quick``: 1,200 and
+  2,400): the series are made on the workers, block by block from a seed (no process
+  holds them all: the labels alone are made here too), the fit and the prediction of
+  20,000 test series (``--quick``: 400) run on the cluster; the fit and predict times,
+  the fit time per series relative to the first size (linear in n: 1), the peak memory
+  of each worker (its resident set, sampled every half second) and of this process, and
+  the test accuracy; for the first size, the same fit in this process (series in memory)
+  for its accuracy and decisions (``--no-local`` skips it).
+
+Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to change), and
+``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n).
+
+Usage::
+
+    python benchmarks/bench_dask_search.py [--quick] [--threads] [--check 20000]
+        [--sizes 100000 300000 1000000] [--workers 2] [--block 4096] [--plot]
+"""
+
+import argparse
+import csv
+import resource
+import threading
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from rntk import RNTKClassifierCV
+from rntk.distributed import SeriesBlocks
+
+HERE = Path(__file__).resolve().parent
+KEYS = ["date", "part", "n_train", "length", "workers", "where", "fit_s", "predict_s",
+        "fit_s_per_1k_relative", "accuracy", "peak_worker_mb", "peak_client_mb",
+        "same_selection", "max_decision_diff", "best_params"]
+BLOCK = 4096
+
+
+def labels(seed, n, n_classes=4):
+    """Return the labels of block ``seed`` (made here, and with its series on the workers)."""
+    return np.random.default_rng([seed, 0]).integers(0, n_classes, size=n)
+
+
+def waves_block(seed, n, T=100, noise=0.5):
+    """Return the series of block ``seed``: noisy sines, frequency ``class + 1``."""
+    y = labels(seed, n)
+    rng = np.random.default_rng([seed, 1])
+    t = np.linspace(0, 1, T)
+    phase = rng.uniform(0, 2 * np.pi, size=(n, 1))
+    return np.sin(2 * np.pi * (y[:, None] + 1) * t + phase) + noise * rng.normal(size=(n, T))
+
+
+def synthetic(n, first_seed=0, block=None):
+    """``SeriesBlocks`` that make ``n`` series on the workers, and their labels here."""
+    block = block or BLOCK
+    sizes = [min(block, n - i) for i in range(0, n, block)]
+    seeds = range(first_seed, first_seed + len(sizes))
+    blocks = SeriesBlocks([partial(waves_block, s, b) for s, b in zip(seeds, sizes)])
+    return blocks, np.concatenate([labels(s, b) for s, b in zip(seeds, sizes)])
+
+
+def in_memory(blocks):
+    """Return the series of synthetic blocks, made here."""
+    return np.concatenate([b() for b in blocks.blocks])
+
+
+class WorkerMemory:
+    """Peak resident memory of each worker process, sampled every ``every`` seconds."""
+
+    def __init__(self, client, every=0.5):
+        self.client, self.every, self.peak = client, every, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self):
+        def rss():
+            import psutil
+            return psutil.Process().memory_info().rss
+
+        for worker, value in self.client.run(rss).items():
+            self.peak[worker] = max(self.peak.get(worker, 0), value)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self._sample()
+            except Exception:  # a worker restarting: the next sample
+                pass
+            self._stop.wait(self.every)
+
+    def __enter__(self):
+        self._sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def max_mb(self):
+        return max(self.peak.values()) / 2**20
+
+
+def _client_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+def _row(writer, **kw):
+    row = {"date": time.strftime("%Y-%m-%d %H:%M"), **kw}
+    writer.writerow({k: row.get(k, "") for k in KEYS})
+    print(", ".join(f"{k}={v}" for k, v in row.items() if k not in ("date", "best_params")),
+          flush=True)
+
+
+def _fit(clf, X, y, X_test, y_test):
+    t0 = time.perf_counter()
+    clf.fit(X, y)
+    fit_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    D = clf.decision_function(X_test)
+    predict_s = time.perf_counter() - t0
+    accuracy = float(np.mean(clf.classes_[D.argmax(axis=1)] == y_test))
+    return fit_s, predict_s, accuracy, D
+
+
+def _selection(clf):
+    return [clf.best_params_] + list(getattr(clf, "averaged_params_", []))
+
+
+def check(writer, client, n, workers, estimator, n_test=2000):
+    """Compare the search on the cluster with the one in this process, on ``n`` series."""
+    blocks, y = synthetic(n)
+    test, y_test = synthetic(n_test, first_seed=10**6)
+    X, X_test = in_memory(blocks), in_memory(test)
+    local = estimator()
+    fit_l, pred_l, acc_l, D_l = _fit(local, X, y, X_test, y_test)
+    _row(writer, part="check", n_train=n, length=100, workers=0, where="in process",
+         fit_s=round(fit_l, 1), predict_s=round(pred_l, 2), accuracy=round(acc_l, 4),
+         best_params=local.best_params_)
+    cluster = estimator()
+    fit_c, pred_c, acc_c, D_c = _fit(cluster, blocks, y, X_test, y_test)
+    same = _selection(cluster) == _selection(local)
+    diff = float(np.abs(D_c - D_l).max())
+    _row(writer, part="check", n_train=n, length=100, workers=workers, where="cluster",
+         fit_s=round(fit_c, 1), predict_s=round(pred_c, 2), accuracy=round(acc_c, 4),
+         same_selection=same, max_decision_diff=f"{diff:.2e}",
+         best_params=cluster.best_params_)
+    return same, diff
+
+
+def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True):
+    """Fit and predict on the cluster for each size; the first also in this process."""
+    test, y_test = synthetic(n_test, first_seed=10**6)
+    first = None
+    for k, n in enumerate(sizes):
+        blocks, y = synthetic(n)
+        with WorkerMemory(client) as memory:
+            clf = estimator()
+            fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
+        first = first or fit_s / n
+        _row(writer, part="scaling", n_train=n, length=100, workers=workers,
+             where="cluster", fit_s=round(fit_s, 1), predict_s=round(pred_s, 1),
+             fit_s_per_1k_relative=round(fit_s / n / first, 3), accuracy=round(acc, 4),
+             peak_worker_mb=round(memory.max_mb()), peak_client_mb=round(_client_mb()),
+             best_params=clf.best_params_)
+        if k == 0 and local_first:
+            local = estimator()
+            fit_l, pred_l, acc_l, D_l = _fit(local, in_memory(blocks), y, in_memory(test),
+                                             y_test)
+            same = _selection(local) == _selection(clf)
+            _row(writer, part="scaling", n_train=n, length=100, workers=0,
+                 where="in process", fit_s=round(fit_l, 1), predict_s=round(pred_l, 1),
+                 accuracy=round(acc_l, 4), peak_client_mb=round(_client_mb()),
+                 same_selection=same, max_decision_diff=f"{np.abs(D - D_l).max():.2e}",
+                 best_params=local.best_params_)
+
+
+def plot(csv_path, png_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in csv.DictReader(open(csv_path)) if r["part"] == "scaling"
+            and r["where"] == "cluster"]
+    if not rows:
+        raise SystemExit(f"no scaling rows in {csv_path}")
+    latest = {}
+    for r in rows:  # the latest run of each size
+        latest[int(r["n_train"])] = r
+    n = np.array(sorted(latest))
+    fit = np.array([float(latest[k]["fit_s"]) for k in n])
+    mem = np.array([float(latest[k]["peak_worker_mb"]) for k in n])
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
+    a.loglog(n, fit, "o-", label="fit on the cluster")
+    a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
+    a.set_xlabel("training series (length 100)")
+    a.set_ylabel("seconds")
+    a.legend()
+    b.semilogx(n, mem, "o-")
+    b.set_ylim(0, mem.max() * 1.3)
+    b.set_xlabel("training series (length 100)")
+    b.set_ylabel("peak memory per worker (MB)")
+    fig.suptitle(f"RNTKClassifierCV() on a Dask cluster of {latest[n[0]]['workers']} workers")
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=120)
+    print(f"wrote {png_path}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes, the feature path forced with 30 landmarks")
+    parser.add_argument("--check", type=int, default=None, metavar="N",
+                        help="the cluster against this process on N series")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--block", type=int, default=None,
+                        help="series per block (default 4096; --quick: 256)")
+    parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--threads", action="store_true",
+                        help="workers as threads of this process (a smoke test; the memory "
+                             "per worker is then this process's)")
+    parser.add_argument("--no-local", action="store_true",
+                        help="no fit in this process at the first size")
+    parser.add_argument("--plot", action="store_true", help="draw the PNG from the CSV")
+    parser.add_argument("--out", type=Path, default=HERE / "bench_dask_search.csv")
+    args = parser.parse_args(argv)
+    png = args.out.with_suffix(".png")
+    if args.plot and args.check is None and args.sizes is None and not args.quick:
+        plot(args.out, png)
+        return
+
+    from distributed import Client, LocalCluster
+
+    if args.quick:
+        def estimator():
+            return RNTKClassifierCV(large_n=100, n_components=30)
+        check_n, sizes, n_test = args.check or 600, args.sizes or [1200, 2400], 400
+    else:
+        estimator = RNTKClassifierCV
+        check_n, sizes, n_test = args.check, args.sizes, 20000
+        if check_n is None and sizes is None:
+            check_n, sizes = 20000, [100_000, 300_000, 1_000_000]
+    n_test = args.n_test or n_test
+    global BLOCK
+    BLOCK = args.block or (256 if args.quick else BLOCK)
+    new = not args.out.exists()
+    with open(args.out, "a", newline="") as fh, \
+            LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                         processes=not args.threads, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        writer = csv.DictWriter(fh, KEYS)
+        if new:
+            writer.writeheader()
+        if check_n:
+            same, diff = check(writer, client, check_n, args.workers, estimator)
+            print(f"same candidates: {same}; largest decision difference: {diff:.2e}")
+        if sizes:
+            scaling(writer, client, sizes, args.workers, estimator, n_test,
+                    local_first=not args.no_local)
+    if args.plot or args.quick:
+        plot(args.out, png)
+
+
+if __name__ == "__main__":
+    main()
