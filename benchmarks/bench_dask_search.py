@@ -42,8 +42,8 @@ from rntk import RNTKClassifierCV
 from rntk.distributed import SeriesBlocks
 
 HERE = Path(__file__).resolve().parent
-KEYS = ["date", "part", "n_train", "length", "workers", "where", "fit_s", "predict_s",
-        "fit_s_per_1k_relative", "accuracy", "peak_worker_mb", "peak_client_mb",
+KEYS = ["date", "part", "n_train", "length", "workers", "memory_limit", "where", "fit_s",
+        "predict_s", "fit_s_per_1k_relative", "accuracy", "peak_worker_mb", "peak_client_mb",
         "same_selection", "max_decision_diff", "best_params"]
 BLOCK = 4096
 
@@ -140,7 +140,7 @@ def _selection(clf):
     return [clf.best_params_] + list(getattr(clf, "averaged_params_", []))
 
 
-def check(writer, client, n, workers, estimator, n_test=2000):
+def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto"):
     """Compare the search on the cluster with the one in this process, on ``n`` series."""
     blocks, y = synthetic(n)
     test, y_test = synthetic(n_test, first_seed=10**6)
@@ -154,14 +154,16 @@ def check(writer, client, n, workers, estimator, n_test=2000):
     fit_c, pred_c, acc_c, D_c = _fit(cluster, blocks, y, X_test, y_test)
     same = _selection(cluster) == _selection(local)
     diff = float(np.abs(D_c - D_l).max())
-    _row(writer, part="check", n_train=n, length=100, workers=workers, where="cluster",
+    _row(writer, part="check", n_train=n, length=100, workers=workers,
+         memory_limit=memory_limit, where="cluster",
          fit_s=round(fit_c, 1), predict_s=round(pred_c, 2), accuracy=round(acc_c, 4),
          same_selection=same, max_decision_diff=f"{diff:.2e}",
          best_params=cluster.best_params_)
     return same, diff
 
 
-def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True):
+def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
+            memory_limit="auto"):
     """Fit and predict on the cluster for each size; the first also in this process."""
     test, y_test = synthetic(n_test, first_seed=10**6)
     first = None
@@ -172,7 +174,8 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True)
             fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
         first = first or fit_s / n
         _row(writer, part="scaling", n_train=n, length=100, workers=workers,
-             where="cluster", fit_s=round(fit_s, 1), predict_s=round(pred_s, 1),
+             memory_limit=memory_limit, where="cluster", fit_s=round(fit_s, 1),
+             predict_s=round(pred_s, 1),
              fit_s_per_1k_relative=round(fit_s / n / first, 3), accuracy=round(acc, 4),
              peak_worker_mb=round(memory.max_mb()), peak_client_mb=round(_client_mb()),
              best_params=clf.best_params_)
@@ -231,6 +234,10 @@ def main(argv=None):
     parser.add_argument("--block", type=int, default=None,
                         help="series per block (default 4096; --quick: 256)")
     parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--memory-limit", default="auto",
+                        help="memory limit of each worker (Dask spills what the workers "
+                             "hold to disk above 70%% of it; default: Dask's, the machine's "
+                             "memory shared by the workers)")
     parser.add_argument("--threads", action="store_true",
                         help="workers as threads of this process (a smoke test; the memory "
                              "per worker is then this process's)")
@@ -261,17 +268,19 @@ def main(argv=None):
     new = not args.out.exists()
     with open(args.out, "a", newline="") as fh, \
             LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                         processes=not args.threads, dashboard_address=":0") as cluster, \
+                         processes=not args.threads, memory_limit=args.memory_limit,
+                         dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         writer = csv.DictWriter(fh, KEYS)
         if new:
             writer.writeheader()
         if check_n:
-            same, diff = check(writer, client, check_n, args.workers, estimator)
+            same, diff = check(writer, client, check_n, args.workers, estimator,
+                               memory_limit=args.memory_limit)
             print(f"same candidates: {same}; largest decision difference: {diff:.2e}")
         if sizes:
             scaling(writer, client, sizes, args.workers, estimator, n_test,
-                    local_first=not args.no_local)
+                    local_first=not args.no_local, memory_limit=args.memory_limit)
     if args.plot or args.quick:
         plot(args.out, png)
 

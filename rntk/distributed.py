@@ -37,7 +37,9 @@ from ._kernels._shared import check_out
 from ._model_selection._features import (
     LANDMARK_SEED,
     R_FANIN,
+    FeaturePath,
     FeatureStats,
+    SettingFeatures,
     feature_block_r,
     stack_r,
 )
@@ -603,11 +605,8 @@ def _block_counts(loo, Y, y, classes):
     return correct, ((loo - Y[None]) ** 2).sum(axis=(1, 2))
 
 
-class _SettingFeatures:
-    """One kernel setting's features on the cluster: what the search scores and refits."""
-
-    def __init__(self, phi, stats, nys):
-        self.phi, self.stats, self.nys = phi, stats, nys
+class _ClusterSetting(SettingFeatures):
+    """One kernel setting on the cluster: ``Phi`` the futures of its blocks' features."""
 
     def all_finite(self):
         return True  # a setting whose features overflow is None
@@ -625,8 +624,8 @@ class _RemoteLoo:
         return out if dtype is None else out.astype(dtype)
 
 
-class ClusterFeaturePath:
-    """The large-n path of a search on a cluster (the counterpart of ``FeaturePath``).
+class ClusterFeaturePath(FeaturePath):
+    """The large-n path of a search on a cluster (``FeaturePath`` on blocks of series).
 
     Parameters
     ----------
@@ -645,11 +644,11 @@ class ClusterFeaturePath:
         self.series, self.client = series, series.client
         n = len(series)
         self.m = min(int(n_components), n)
+        super().__init__(self.m, n_jobs=1, classification=True)
         # the landmarks of RNTKNystroem(random_state=LANDMARK_SEED) on the same series
         self.indices = np.random.RandomState(LANDMARK_SEED).permutation(n)[:self.m]
         self.landmarks = series.pick(self.indices)
         self.verbose = verbose
-        self.transformers = []
         block = np.searchsorted(series.offsets, self.indices, side="right") - 1
         self._self_rows = [(np.flatnonzero(block == k),
                             (self.indices[block == k] - series.offsets[k]).tolist())
@@ -704,7 +703,7 @@ class ClusterFeaturePath:
                 yield None
                 continue
             stats = FeatureStats(R, len(series), self.m)
-            yield _SettingFeatures(phi, stats, nys)
+            yield _ClusterSetting(phi, nys, stats)
 
     def score(self, K, y, params):
         """Return the leave-one-out scores of the ridges ``params`` on the setting ``K``."""
@@ -716,31 +715,18 @@ class ClusterFeaturePath:
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
         loo, counts = [], []
-        for k, f in enumerate(K.phi):
+        for k, f in enumerate(K.Phi):
             i0, i1 = series.offsets[k], series.offsets[k + 1]
             loo.append(client.submit(_stats_loo, stats_f, f, Y[i0:i1], absolute, pure=False))
             counts.append(client.submit(_block_counts, loo[-1], Y[i0:i1], y[i0:i1], classes,
                                         pure=False))
-        K.phi = None  # the features are released once their leave-one-out is computed
+        K.Phi = None  # the features are released once their leave-one-out is computed
         got = client.gather(counts)
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
         mse = np.sum([e for _, e in got], axis=0) / (n * Y.shape[1])
         self.scorer.last_loo = [_RemoteLoo(client, loo, a) for a in range(len(alphas))]
         return acc[:, None], -mse
-
-    def refit(self, est, K, y, best_index):
-        """Fit ``est`` from the setting's statistics (its landmarks as training series)."""
-        inner = est._make_inner()
-        Y = inner._targets(y)
-        coef, intercept = K.stats.ridge(est.alpha * K.stats.scale)
-        if coef.shape[1] != Y.shape[1]:  # pragma: no cover - the scorer's targets are these
-            raise RuntimeError("the refit's targets differ from the search's")
-        inner._set_coef(K.nys.normalization_ @ coef, intercept, y)
-        est.estimator_ = inner
-        est.X_fit_ = list(K.nys.components_)
-        est._after_fit()
-        return est
 
 
 def _stats_loo(stats, Phi, Y, alphas):

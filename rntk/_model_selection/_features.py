@@ -53,7 +53,8 @@ from ._loo import _check_alphas
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["FEATURE_BLOCK", "LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS",
-           "R_FANIN", "FeatureLOOScorer", "FeaturePath", "FeatureStats", "combine_r",
+           "R_FANIN", "FeatureLOOScorer", "FeaturePath", "FeatureStats", "SettingFeatures",
+           "combine_r",
            "feature_block_r", "feature_path", "feature_stats", "resolve_large_n"]
 
 #: Training series above which ``large_n="auto"`` switches the default classifier search
@@ -284,9 +285,37 @@ class FeatureLOOScorer(RidgeLOOScorer):
         super().__init__(classification=classification)
 
     def _ridge_loo(self, Phi, Y, alphas):
-        """LOO predictions of ridge with an intercept from the features, relative ``alphas``."""
+        """LOO predictions of ridge with an intercept from the features, relative ``alphas``.
+
+        ``Phi``: the features, or a :class:`SettingFeatures` of a search, which keeps their
+        statistics (and, for a classifier, lets the features go once scored).
+        """
+        setting = Phi if isinstance(Phi, SettingFeatures) else None
+        if setting is not None:
+            Phi = setting.Phi
         stats = feature_stats(Phi, Y)
+        if setting is not None:
+            setting.stats = stats
+            if self.classification:  # nothing reads them again: the refit needs stats
+                setting.Phi = None
         return stats.loo(Phi, Y, alphas * stats.scale)
+
+
+class SettingFeatures:
+    """One kernel setting's training features, as a search on features holds them.
+
+    The features ``Phi`` while they are scored; then their :class:`FeatureStats` and the
+    fitted :class:`~rntk.RNTKNystroem` (landmarks and ``W^{-1/2}``) are all the refit
+    needs, so that a search keeping several settings (the average of the default grid)
+    keeps ``m x m`` matrices rather than ``n x m`` ones.
+    """
+
+    def __init__(self, Phi, nys, stats=None):
+        self.Phi, self.nys, self.stats = Phi, nys, stats
+
+    def all_finite(self):
+        """Return whether the features are finite (scored ones were)."""
+        return self.Phi is None or bool(np.isfinite(self.Phi).all())
 
 
 def resolve_large_n(large_n):
@@ -317,47 +346,41 @@ class FeaturePath:
         self.n_components = n_components
         self.n_jobs = n_jobs
         self.scorer = FeatureLOOScorer(classification)
-        self.transformers = []
-        self.groups = []
 
     def _transformer(self, est):
         return RNTKNystroem(n_components=self.n_components, random_state=LANDMARK_SEED,
                             normalize=False, n_jobs=self.n_jobs, **est._kernel_params())
 
     def grams(self, base, candidates, kernel_groups, raw):
-        """Yield the training features of every kernel group (``None``: an overflow)."""
-        self.groups = kernel_groups
-        self.transformers = []
+        """Yield the :class:`SettingFeatures` of every kernel group (``None``: an overflow)."""
         for idxs in kernel_groups:
             est = clone(base).set_params(**candidates[idxs[0]])
             nys = self._transformer(est)
             try:
-                Phi = nys.fit_transform(est._prepare(raw))
+                yield SettingFeatures(nys.fit_transform(est._prepare(raw)), nys)
             except KernelOverflowError:
-                Phi, nys = None, None  # scored NaN by the search, with the engine's warning
-            self.transformers.append(nys)
-            yield Phi
+                yield None  # scored NaN by the search, with the engine's warning
 
     def fit_preparation(self, est, raw):
         """Fit what ``est``'s preparations learn from the training series ``raw``."""
         est._fit_preparation(raw)
 
-    def refit(self, est, Phi, y, best_index):
-        """Fit ``est`` (a ridge ``RNTKClassifier`` or ``RNTKRegressor``) from the features.
+    def refit(self, est, setting, y):
+        """Fit ``est`` (a ridge ``RNTKClassifier`` or ``RNTKRegressor``) from a setting.
 
-        Its training series become the landmarks of its setting, and its inner model
-        (``est._make_inner()``: the ridge classifier or regressor) gets the dual
-        coefficients ``W^{-1/2} w`` on them and the intercept ``b`` (``alpha=inf``: no
-        coefficients and the mean).
+        ``setting``: the :class:`SettingFeatures` of ``est``'s kernel setting, scored on
+        the targets of ``y``. Its training series become the landmarks of the setting, and
+        its inner model (``est._make_inner()``: the ridge classifier or regressor) gets the
+        dual coefficients ``W^{-1/2} w`` on them and the intercept ``b`` (``alpha=inf``:
+        no coefficients and the mean).
         """
-        group = next(g for g, idxs in enumerate(self.groups) if best_index in idxs)
-        nys = self.transformers[group]
+        nys = setting.nys
         inner = est._make_inner()
-        Y = inner._targets(y)
+        Y = inner._targets(y)  # the scorer's targets: its statistics hold them
+        stats = setting.stats if setting.stats is not None else feature_stats(setting.Phi, Y)
         if np.isinf(est.alpha):
-            coef, intercept = np.zeros((Phi.shape[1], Y.shape[1])), Y.mean(axis=0)
+            coef, intercept = np.zeros((nys.n_components_, Y.shape[1])), Y.mean(axis=0)
         else:
-            stats = feature_stats(Phi, Y)
             coef, intercept = stats.ridge(est.alpha * stats.scale)
         inner._set_coef(nys.normalization_ @ coef, intercept, y)
         est.estimator_ = inner

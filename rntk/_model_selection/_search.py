@@ -648,7 +648,7 @@ class BaseKernelSearchCV(BaseEstimator):
                     if "precision" in est.get_params():  # the features are float64's
                         est.set_params(precision="float64")
                     features.fit_preparation(est, raw)
-                    features.refit(est, K, y, i)
+                    features.refit(est, K, y)
                     if not base._is_regressor:
                         est._calibrate(outcome.loo.get(i), y)
                 else:
@@ -658,8 +658,6 @@ class BaseKernelSearchCV(BaseEstimator):
                         setattr(est, attr, getattr(self, attr))
                 members.append(est)
                 fitted[i] = est
-            if features is not None:
-                features.transformers = []  # release the landmarks of the other settings
             if n_average > 1:
                 self.averaged_params_ = [candidates[i] for i in used]
                 if base._is_regressor:
