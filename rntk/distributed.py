@@ -302,6 +302,12 @@ class SeriesBlocks:
     missing : {"raise", "interpolate"}, default="raise"
         NaN inside a series: an error naming the block, or filled (as the estimators'
         ``missing``).
+    features : {"disk", "memory"}, default="disk"
+        Where a worker keeps a kernel setting's features of its blocks between the two
+        passes of the exact leave-one-out: in files of its local directory (its memory
+        then holds one block at a time, whatever the number of series; a block read on
+        another machine is computed again), or in its memory (faster where it fits;
+        Dask spills to disk above its memory limit).
 
     See Also
     --------
@@ -321,17 +327,20 @@ class SeriesBlocks:
     >>> clf = RNTKClassifierCV().fit(blocks, y)  # doctest: +SKIP
     """
 
-    def __init__(self, blocks, *, client=None, missing="raise"):
+    def __init__(self, blocks, *, client=None, missing="raise", features="disk"):
         self.blocks = list(blocks)
         if not self.blocks:
             raise ValueError("SeriesBlocks needs at least one block")
         if missing not in ("raise", "interpolate"):
             raise ValueError(f"missing must be 'raise' or 'interpolate', got {missing!r}")
+        if features not in ("disk", "memory"):
+            raise ValueError(f"features must be 'disk' or 'memory', got {features!r}")
         self.client = client
         self.missing = missing
+        self.features = features
 
     @classmethod
-    def from_array(cls, X, *, block_size=None, client=None, missing="raise"):
+    def from_array(cls, X, *, block_size=None, client=None, missing="raise", features="disk"):
         """Blocks of consecutive rows of an array of series.
 
         Parameters
@@ -348,6 +357,8 @@ class SeriesBlocks:
             As in :class:`SeriesBlocks`.
         missing : {"raise", "interpolate"}, default="raise"
             As in :class:`SeriesBlocks`.
+        features : {"disk", "memory"}, default="disk"
+            As in :class:`SeriesBlocks`.
 
         Returns
         -------
@@ -361,7 +372,7 @@ class SeriesBlocks:
                 X = X.rechunk({0: check_int(block_size, "block_size")})
             X = X.rechunk({i: -1 for i in range(1, X.ndim)})
             parts = list(X.to_delayed().reshape(-1))
-            return cls(parts, client=client, missing=missing)
+            return cls(parts, client=client, missing=missing, features=features)
         if not hasattr(X, "shape") or len(X.shape) not in (2, 3):
             raise ValueError("from_array takes a 2-D or 3-D array (n_series, n_steps[, "
                              "n_channels]); give a list of series to SeriesBlocks")
@@ -377,11 +388,12 @@ class SeriesBlocks:
                 order = "C" if X.flags.c_contiguous else "F"
                 return cls([partial(_memmap_rows, X.filename, X.dtype, X.shape, X.offset,
                                     order, i, min(i + size, X.shape[0])) for i in starts],
-                           client=client, missing=missing)
-        return cls([X[i:i + size] for i in starts], client=client, missing=missing)
+                           client=client, missing=missing, features=features)
+        return cls([X[i:i + size] for i in starts], client=client, missing=missing,
+                   features=features)
 
     @classmethod
-    def from_files(cls, files, *, loader=None, client=None, missing="raise"):
+    def from_files(cls, files, *, loader=None, client=None, missing="raise", features="disk"):
         """One block per file; the workers read the files.
 
         Parameters
@@ -397,6 +409,8 @@ class SeriesBlocks:
         client : distributed.Client, default=None
             As in :class:`SeriesBlocks`.
         missing : {"raise", "interpolate"}, default="raise"
+            As in :class:`SeriesBlocks`.
+        features : {"disk", "memory"}, default="disk"
             As in :class:`SeriesBlocks`.
 
         Returns
@@ -416,7 +430,8 @@ class SeriesBlocks:
         if not paths:
             raise ValueError(f"no file of series found in {files!r}")
         load = _load_file if loader is None else loader
-        return cls([partial(load, path) for path in paths], client=client, missing=missing)
+        return cls([partial(load, path) for path in paths], client=client, missing=missing,
+                   features=features)
 
     def _bind(self):
         """Return the client, and the blocks as task arguments (arrays scattered once)."""
@@ -451,7 +466,7 @@ class _BoundSeries:
 
     def __init__(self, source, verbose=0):
         self.client, self.items = source._bind()
-        self.missing = source.missing
+        self.missing, self.features = source.missing, source.features
         futures = [self.client.submit(_describe, item, k, self.missing, pure=False)
                    for k, item in enumerate(self.items)]
         described = self.client.gather(futures)
@@ -586,11 +601,49 @@ def _block_features(item, k, missing, est, nys, self_rows, self_features):
     return nys._features(xs, rest, out) if rest.size else out
 
 
-def _block_factor(Phi, Y):
-    """Return the block's R factor, or None where its features overflowed."""
-    if not np.all(np.isfinite(Phi)):
-        return None
-    return feature_block_r(Phi, Y)
+def _first_pass(inputs, Y, where):
+    """Return a block's features (or the file that holds them) and their R factor.
+
+    ``inputs``: the arguments of :func:`_block_features`. ``where="disk"``: the features
+    go to a file of the worker's local directory, read back by :func:`_second_pass`, so
+    that a worker holds one block at a time; ``"memory"``: they stay in its memory. The R
+    factor is None where the features are not finite (an overflow).
+    """
+    Phi = _block_features(*inputs)
+    R = feature_block_r(Phi, Y) if np.all(np.isfinite(Phi)) else None
+    if where == "memory" or R is None:
+        return Phi, R
+    try:
+        from distributed import get_worker
+        folder = get_worker().local_directory
+    except (ImportError, ValueError):  # not on a worker: this process's temporary folder
+        import tempfile
+        folder = tempfile.gettempdir()
+    path = os.path.join(folder, f"rntk-features-{os.getpid()}-{time.time_ns()}-{id(Phi)}.npy")
+    np.save(path, Phi)
+    return _OnDisk(path, inputs), R
+
+
+class _OnDisk:
+    """A block's features in a file of a worker, and how to compute them again."""
+
+    def __init__(self, path, inputs):
+        self.path, self.inputs = path, inputs
+
+    def load(self):
+        """Return the features, deleting the file (computed again where it is not here)."""
+        try:
+            Phi = np.load(self.path)
+        except OSError:  # another machine's file, or a worker restarted: compute again
+            return _block_features(*self.inputs)
+        os.remove(self.path)
+        return Phi
+
+
+def _second_pass(stats, held, Y, alphas):
+    """Return the leave-one-out predictions of a block's rows for every ridge."""
+    Phi = held.load() if isinstance(held, _OnDisk) else held
+    return stats.loo(Phi, Y, alphas)
 
 
 def _stack(*factors):
@@ -684,11 +737,11 @@ class ClusterFeaturePath(FeaturePath):
             phi, factors = [], []
             for k, item in enumerate(series.items):
                 pos, rows = self._self_rows[k]
-                f = client.submit(_block_features, item, k, series.missing, est_f, nys_f,
-                                  rows, own[pos], pure=False)
+                inputs = (item, k, series.missing, est_f, nys_f, rows, own[pos])
                 i0, i1 = series.offsets[k], series.offsets[k + 1]
-                phi.append(f)
-                factors.append(client.submit(_block_factor, f, Y[i0:i1], pure=False))
+                f = client.submit(_first_pass, inputs, Y[i0:i1], series.features, pure=False)
+                phi.append(client.submit(operator.itemgetter(0), f, pure=False))
+                factors.append(client.submit(operator.itemgetter(1), f, pure=False))
             try:
                 _report(client, factors, self.verbose,
                         f"kernel setting {s + 1}/{len(kernel_groups)}: block")
@@ -717,7 +770,8 @@ class ClusterFeaturePath(FeaturePath):
         loo, counts = [], []
         for k, f in enumerate(K.Phi):
             i0, i1 = series.offsets[k], series.offsets[k + 1]
-            loo.append(client.submit(_stats_loo, stats_f, f, Y[i0:i1], absolute, pure=False))
+            loo.append(client.submit(_second_pass, stats_f, f, Y[i0:i1], absolute,
+                                     pure=False))
             counts.append(client.submit(_block_counts, loo[-1], Y[i0:i1], y[i0:i1], classes,
                                         pure=False))
         K.Phi = None  # the features are released once their leave-one-out is computed
@@ -727,7 +781,3 @@ class ClusterFeaturePath(FeaturePath):
         mse = np.sum([e for _, e in got], axis=0) / (n * Y.shape[1])
         self.scorer.last_loo = [_RemoteLoo(client, loo, a) for a in range(len(alphas))]
         return acc[:, None], -mse
-
-
-def _stats_loo(stats, Phi, Y, alphas):
-    return stats.loo(Phi, Y, alphas)

@@ -73,6 +73,20 @@ def test_blocks_of_an_array_equal_the_search_in_memory(client, data):
     assert fitted.n_channels_in_ == 1 and not hasattr(fitted, "n_features_in_")
 
 
+def test_features_in_memory_and_no_file_left(client, data):
+    """``features="memory"``: the same search; the default's files are all deleted."""
+    X, y, X_test, _, local = data
+    fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(
+        SeriesBlocks.from_array(X, block_size=40, features="memory"), y)
+    _assert_same_search(fitted, local, X_test)
+
+    def leftovers(dask_worker):
+        return sorted(f for f in os.listdir(dask_worker.local_directory)
+                      if f.startswith("rntk-features"))
+
+    assert all(not files for files in client.run(leftovers).values())
+
+
 def test_memmaps_files_and_dask_arrays(client, data, tmp_path):
     X, y, X_test, _, local = data
     np.save(tmp_path / "x.npy", X)
@@ -204,6 +218,30 @@ def test_blocks_of_files(rng, tmp_path):
         SeriesBlocks([])
     with pytest.raises(ValueError, match="missing must be"):
         SeriesBlocks([X], missing="drop")
+
+
+def test_features_on_disk_are_read_back_or_computed_again(rng):
+    """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
+    from rntk import RNTKNystroem
+    from rntk.distributed import _first_pass, _second_pass
+    from rntk.model_selection import one_vs_all_targets
+    X = rng.normal(size=(30, 8))
+    y = one_vs_all_targets(np.arange(30) % 3)[1]
+    nys = RNTKNystroem(n_components=5, random_state=0).fit(X)
+    est = RNTKClassifierCV()._base_estimator()
+    inputs = (X[10:], 1, "raise", est, nys, [], np.empty((0, 5)))
+    memory, R = _first_pass(inputs, y[10:], "memory")
+    held, R_disk = _first_pass(inputs, y[10:], "disk")
+    assert os.path.exists(held.path)
+    np.testing.assert_array_equal(R_disk, R)
+    from rntk._model_selection._features import FeatureStats
+    stats = FeatureStats(R, 20, 5)
+    expected = stats.loo(memory, y[10:], [0.1])
+    np.testing.assert_array_equal(_second_pass(stats, held, y[10:], [0.1]), expected)
+    assert not os.path.exists(held.path)  # read once, then deleted
+    np.testing.assert_allclose(_second_pass(stats, held, y[10:], [0.1]), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="features must be 'disk' or 'memory'"):
+        SeriesBlocks([X], features="ram")
 
 
 def test_a_block_is_validated_with_its_number(rng):
