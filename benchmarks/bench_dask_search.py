@@ -25,7 +25,8 @@ Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to ch
 Usage::
 
     python benchmarks/bench_dask_search.py [--quick] [--threads] [--check 20000]
-        [--sizes 100000 300000 1000000] [--workers 2] [--block 4096] [--plot]
+        [--sizes 100000 300000 1000000] [--workers 2] [--block 4096]
+        [--features disk|memory] [--memory-limit 4GB] [--no-local] [--plot]
 """
 
 import argparse
@@ -42,7 +43,8 @@ from rntk import RNTKClassifierCV
 from rntk.distributed import SeriesBlocks
 
 HERE = Path(__file__).resolve().parent
-KEYS = ["date", "part", "n_train", "length", "workers", "memory_limit", "where", "fit_s",
+KEYS = ["date", "part", "n_train", "length", "workers", "memory_limit", "features", "where",
+        "fit_s",
         "predict_s", "fit_s_per_1k_relative", "accuracy", "peak_worker_mb", "peak_client_mb",
         "same_selection", "max_decision_diff", "best_params"]
 BLOCK = 4096
@@ -62,12 +64,13 @@ def waves_block(seed, n, T=100, noise=0.5):
     return np.sin(2 * np.pi * (y[:, None] + 1) * t + phase) + noise * rng.normal(size=(n, T))
 
 
-def synthetic(n, first_seed=0, block=None):
+def synthetic(n, first_seed=0, block=None, features="disk"):
     """``SeriesBlocks`` that make ``n`` series on the workers, and their labels here."""
     block = block or BLOCK
     sizes = [min(block, n - i) for i in range(0, n, block)]
     seeds = range(first_seed, first_seed + len(sizes))
-    blocks = SeriesBlocks([partial(waves_block, s, b) for s, b in zip(seeds, sizes)])
+    blocks = SeriesBlocks([partial(waves_block, s, b) for s, b in zip(seeds, sizes)],
+                          features=features)
     return blocks, np.concatenate([labels(s, b) for s, b in zip(seeds, sizes)])
 
 
@@ -121,6 +124,7 @@ def _client_mb():
 def _row(writer, **kw):
     row = {"date": time.strftime("%Y-%m-%d %H:%M"), **kw}
     writer.writerow({k: row.get(k, "") for k in KEYS})
+    getattr(writer, "flush", lambda: None)()  # a long run keeps its rows if stopped
     print(", ".join(f"{k}={v}" for k, v in row.items() if k not in ("date", "best_params")),
           flush=True)
 
@@ -140,9 +144,10 @@ def _selection(clf):
     return [clf.best_params_] + list(getattr(clf, "averaged_params_", []))
 
 
-def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto"):
+def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto",
+          features="disk"):
     """Compare the search on the cluster with the one in this process, on ``n`` series."""
-    blocks, y = synthetic(n)
+    blocks, y = synthetic(n, features=features)
     test, y_test = synthetic(n_test, first_seed=10**6)
     X, X_test = in_memory(blocks), in_memory(test)
     local = estimator()
@@ -155,7 +160,7 @@ def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto
     same = _selection(cluster) == _selection(local)
     diff = float(np.abs(D_c - D_l).max())
     _row(writer, part="check", n_train=n, length=100, workers=workers,
-         memory_limit=memory_limit, where="cluster",
+         memory_limit=memory_limit, features=features, where="cluster",
          fit_s=round(fit_c, 1), predict_s=round(pred_c, 2), accuracy=round(acc_c, 4),
          same_selection=same, max_decision_diff=f"{diff:.2e}",
          best_params=cluster.best_params_)
@@ -163,18 +168,18 @@ def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto
 
 
 def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
-            memory_limit="auto"):
+            memory_limit="auto", features="disk"):
     """Fit and predict on the cluster for each size; the first also in this process."""
     test, y_test = synthetic(n_test, first_seed=10**6)
     first = None
     for k, n in enumerate(sizes):
-        blocks, y = synthetic(n)
+        blocks, y = synthetic(n, features=features)
         with WorkerMemory(client) as memory:
             clf = estimator()
             fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
         first = first or fit_s / n
         _row(writer, part="scaling", n_train=n, length=100, workers=workers,
-             memory_limit=memory_limit, where="cluster", fit_s=round(fit_s, 1),
+             memory_limit=memory_limit, features=features, where="cluster", fit_s=round(fit_s, 1),
              predict_s=round(pred_s, 1),
              fit_s_per_1k_relative=round(fit_s / n / first, 3), accuracy=round(acc, 4),
              peak_worker_mb=round(memory.max_mb()), peak_client_mb=round(_client_mb()),
@@ -192,6 +197,7 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
 
 
 def plot(csv_path, png_path):
+    """Draw fit time and peak memory per worker against n, one line per features mode."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -201,25 +207,31 @@ def plot(csv_path, png_path):
             and r["where"] == "cluster"]
     if not rows:
         raise SystemExit(f"no scaling rows in {csv_path}")
-    latest = {}
-    for r in rows:  # the latest run of each size
-        latest[int(r["n_train"])] = r
-    n = np.array(sorted(latest))
-    fit = np.array([float(latest[k]["fit_s"]) for k in n])
-    mem = np.array([float(latest[k]["peak_worker_mb"]) for k in n])
+    modes = {}
+    for r in rows:  # the latest run of each size and mode
+        modes.setdefault(r.get("features") or "disk", {})[int(r["n_train"])] = r
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
-    a.loglog(n, fit, "o-", label="fit on the cluster")
-    a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
+    top = 0.0
+    for mode, latest in sorted(modes.items()):
+        n = np.array(sorted(latest))
+        fit = np.array([float(latest[k]["fit_s"]) for k in n])
+        mem = np.array([float(latest[k]["peak_worker_mb"]) for k in n])
+        a.loglog(n, fit, "o-", label=f'features="{mode}"')
+        b.semilogx(n, mem, "o-", label=f'features="{mode}"')
+        top = max(top, mem.max())
+        if mode == "disk":
+            a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
     a.set_xlabel("training series (length 100)")
-    a.set_ylabel("seconds")
+    a.set_ylabel("fit seconds")
     a.legend()
-    b.semilogx(n, mem, "o-")
-    b.set_ylim(0, mem.max() * 1.3)
+    b.set_ylim(0, top * 1.3)
     b.set_xlabel("training series (length 100)")
     b.set_ylabel("peak memory per worker (MB)")
-    fig.suptitle(f"RNTKClassifierCV() on a Dask cluster of {latest[n[0]]['workers']} workers")
+    b.legend()
+    fig.suptitle(f"RNTKClassifierCV() on a Dask cluster of {rows[0]['workers']} workers")
     fig.tight_layout()
     fig.savefig(png_path, dpi=120)
+    plt.close(fig)
     print(f"wrote {png_path}")
 
 
@@ -234,6 +246,9 @@ def main(argv=None):
     parser.add_argument("--block", type=int, default=None,
                         help="series per block (default 4096; --quick: 256)")
     parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--features", choices=["disk", "memory"], default="disk",
+                        help="where the workers keep each setting's features between the "
+                             "two passes (SeriesBlocks(features=...))")
     parser.add_argument("--memory-limit", default="auto",
                         help="memory limit of each worker (Dask spills what the workers "
                              "hold to disk above 70%% of it; default: Dask's, the machine's "
@@ -272,15 +287,17 @@ def main(argv=None):
                          dashboard_address=":0") as cluster, \
             Client(cluster) as client:
         writer = csv.DictWriter(fh, KEYS)
+        writer.flush = fh.flush
         if new:
             writer.writeheader()
         if check_n:
             same, diff = check(writer, client, check_n, args.workers, estimator,
-                               memory_limit=args.memory_limit)
+                               memory_limit=args.memory_limit, features=args.features)
             print(f"same candidates: {same}; largest decision difference: {diff:.2e}")
         if sizes:
             scaling(writer, client, sizes, args.workers, estimator, n_test,
-                    local_first=not args.no_local, memory_limit=args.memory_limit)
+                    local_first=not args.no_local, memory_limit=args.memory_limit,
+                    features=args.features)
     if args.plot or args.quick:
         plot(args.out, png)
 

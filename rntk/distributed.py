@@ -613,15 +613,29 @@ def _first_pass(inputs, Y, where):
     R = feature_block_r(Phi, Y) if np.all(np.isfinite(Phi)) else None
     if where == "memory" or R is None:
         return Phi, R
+    return _OnDisk(_save(Phi, "features"), inputs), R
+
+
+def _save(values, what):
+    """Write ``values`` to a new file of the worker's local directory; return its path."""
     try:
         from distributed import get_worker
         folder = get_worker().local_directory
     except (ImportError, ValueError):  # not on a worker: this process's temporary folder
         import tempfile
         folder = tempfile.gettempdir()
-    path = os.path.join(folder, f"rntk-features-{os.getpid()}-{time.time_ns()}-{id(Phi)}.npy")
-    np.save(path, Phi)
-    return _OnDisk(path, inputs), R
+    path = os.path.join(folder, f"rntk-{what}-{os.getpid()}-{time.time_ns()}-{id(values)}.npy")
+    np.save(path, values)
+    return path
+
+
+def _remove(paths):
+    """Delete files of a worker (those of another machine are not there)."""
+    for path in paths:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
 
 
 class _OnDisk:
@@ -640,10 +654,23 @@ class _OnDisk:
         return Phi
 
 
-def _second_pass(stats, held, Y, alphas):
-    """Return the leave-one-out predictions of a block's rows for every ridge."""
+def _second_pass(stats, held, Y, y, classes, alphas, where):
+    """Return a block's leave-one-out predictions for every ridge, and its counts.
+
+    The predictions (``(n_alphas, n_rows, n_targets)``) stay in the worker's memory, or
+    with ``where="disk"`` in a file of its local directory (their path is returned); the
+    counts are those of :func:`_block_counts`.
+    """
     Phi = held.load() if isinstance(held, _OnDisk) else held
-    return stats.loo(Phi, Y, alphas)
+    loo = stats.loo(Phi, Y, alphas)
+    counts = _block_counts(loo, Y, y, classes)
+    return (loo if where == "memory" else _save(loo, "loo")), counts
+
+
+def _loo_of(held, a):
+    """Return the leave-one-out predictions of ridge ``a`` of a block."""
+    loo = np.load(held, mmap_mode="r") if isinstance(held, str) else held
+    return np.array(loo[a])
 
 
 def _stack(*factors):
@@ -672,7 +699,7 @@ class _RemoteLoo:
         self.client, self.futures, self.a = client, futures, a
 
     def __array__(self, dtype=None, copy=None):
-        parts = self.client.map(operator.itemgetter(self.a), self.futures, pure=False)
+        parts = [self.client.submit(_loo_of, f, self.a, pure=False) for f in self.futures]
         out = np.concatenate(self.client.gather(parts))
         return out if dtype is None else out.astype(dtype)
 
@@ -719,7 +746,22 @@ class ClusterFeaturePath(FeaturePath):
         est._fit_preparation(self.landmarks)
 
     def grams(self, base, candidates, kernel_groups, raw):
-        """Yield the features of every kernel group (``None``: an overflow)."""
+        """Yield the features of every kernel group (``None``: an overflow).
+
+        The files of the leave-one-out predictions (``features="disk"``) are deleted when
+        the search is done with the generator.
+        """
+        self._files = []  # futures of the paths of the leave-one-out files
+        try:
+            yield from self._grams(base, candidates, kernel_groups)
+        finally:
+            if self._files:
+                paths = self.client.gather(self._files)
+                self._files = []
+                # on every worker: a file is on its writer's machine
+                self.client.run(_remove, paths, on_error="ignore")
+
+    def _grams(self, base, candidates, kernel_groups):
         client, series = self.client, self.series
         Y = one_vs_all_targets(self._y)[1]
         for s, idxs in enumerate(kernel_groups):
@@ -742,16 +784,18 @@ class ClusterFeaturePath(FeaturePath):
                 f = client.submit(_first_pass, inputs, Y[i0:i1], series.features, pure=False)
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 factors.append(client.submit(operator.itemgetter(1), f, pure=False))
+            # combine_r's tree, as tasks, submitted at once: each factor is released as
+            # soon as its node has combined it (a worker never holds all of them)
+            while len(factors) > 1:
+                factors = [client.submit(_stack, *factors[i:i + R_FANIN], pure=False)
+                           for i in range(0, len(factors), R_FANIN)]
             try:
-                _report(client, factors, self.verbose,
+                _report(client, phi, self.verbose,
                         f"kernel setting {s + 1}/{len(kernel_groups)}: block")
+                R = factors[0].result()
             except KernelOverflowError:
                 yield None
                 continue
-            while len(factors) > 1:  # combine_r's tree, as tasks
-                factors = [client.submit(_stack, *factors[i:i + R_FANIN], pure=False)
-                           for i in range(0, len(factors), R_FANIN)]
-            R = factors[0].result()
             if R is None:
                 yield None
                 continue
@@ -770,12 +814,14 @@ class ClusterFeaturePath(FeaturePath):
         loo, counts = [], []
         for k, f in enumerate(K.Phi):
             i0, i1 = series.offsets[k], series.offsets[k + 1]
-            loo.append(client.submit(_second_pass, stats_f, f, Y[i0:i1], absolute,
-                                     pure=False))
-            counts.append(client.submit(_block_counts, loo[-1], Y[i0:i1], y[i0:i1], classes,
-                                        pure=False))
+            both = client.submit(_second_pass, stats_f, f, Y[i0:i1], y[i0:i1], classes,
+                                 absolute, series.features, pure=False)
+            loo.append(client.submit(operator.itemgetter(0), both, pure=False))
+            counts.append(client.submit(operator.itemgetter(1), both, pure=False))
         K.Phi = None  # the features are released once their leave-one-out is computed
         got = client.gather(counts)
+        if series.features == "disk":
+            self._files += loo
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
         mse = np.sum([e for _, e in got], axis=0) / (n * Y.shape[1])

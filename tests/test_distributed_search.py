@@ -82,8 +82,11 @@ def test_features_in_memory_and_no_file_left(client, data):
 
     def leftovers(dask_worker):
         return sorted(f for f in os.listdir(dask_worker.local_directory)
-                      if f.startswith("rntk-features"))
+                      if f.startswith("rntk-"))
 
+    assert all(not files for files in client.run(leftovers).values())
+    RNTKClassifierCV(large_n=LARGE_N, n_components=M).fit(
+        SeriesBlocks.from_array(X, block_size=40), y)  # features and predictions on disk
     assert all(not files for files in client.run(leftovers).values())
 
 
@@ -223,10 +226,11 @@ def test_blocks_of_files(rng, tmp_path):
 def test_features_on_disk_are_read_back_or_computed_again(rng):
     """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
     from rntk import RNTKNystroem
-    from rntk.distributed import _first_pass, _second_pass
+    from rntk.distributed import _first_pass, _loo_of, _second_pass
     from rntk.model_selection import one_vs_all_targets
     X = rng.normal(size=(30, 8))
-    y = one_vs_all_targets(np.arange(30) % 3)[1]
+    labels = np.arange(30) % 3
+    classes, y = one_vs_all_targets(labels)
     nys = RNTKNystroem(n_components=5, random_state=0).fit(X)
     est = RNTKClassifierCV()._base_estimator()
     inputs = (X[10:], 1, "raise", est, nys, [], np.empty((0, 5)))
@@ -236,10 +240,23 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     np.testing.assert_array_equal(R_disk, R)
     from rntk._model_selection._features import FeatureStats
     stats = FeatureStats(R, 20, 5)
-    expected = stats.loo(memory, y[10:], [0.1])
-    np.testing.assert_array_equal(_second_pass(stats, held, y[10:], [0.1]), expected)
+    expected = stats.loo(memory, y[10:], [0.1, 1.0])
+    args = (y[10:], labels[10:], classes, [0.1, 1.0])
+    loo, counts = _second_pass(stats, memory, *args, "memory")
+    np.testing.assert_array_equal(loo, expected)
+    path, counts_disk = _second_pass(stats, held, *args, "disk")
+    np.testing.assert_array_equal(np.load(path), expected)  # the predictions, on disk
+    np.testing.assert_array_equal(_loo_of(path, 1), expected[1])
+    np.testing.assert_array_equal(_loo_of(loo, 1), expected[1])
+    os.remove(path)
     assert not os.path.exists(held.path)  # read once, then deleted
-    np.testing.assert_allclose(_second_pass(stats, held, y[10:], [0.1]), expected, rtol=1e-12)
+    loo_again, _ = _second_pass(stats, held, *args, "memory")  # the file is gone: computed
+    np.testing.assert_allclose(loo_again, expected, rtol=1e-12)
+    # the counts: correct labels and squared errors per ridge
+    correct = (classes[expected.argmax(axis=2)] == labels[10:]).sum(axis=1)
+    np.testing.assert_array_equal(counts[0], correct)
+    np.testing.assert_allclose(counts[1], ((expected - y[10:]) ** 2).sum(axis=(1, 2)))
+    np.testing.assert_array_equal(counts_disk[0], counts[0])
     with pytest.raises(ValueError, match="features must be 'disk' or 'memory'"):
         SeriesBlocks([X], features="ram")
 
