@@ -784,10 +784,12 @@ class ClusterFeaturePath(FeaturePath):
                 f = client.submit(_first_pass, inputs, Y[i0:i1], series.features, pure=False)
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 factors.append(client.submit(operator.itemgetter(1), f, pure=False))
-            # combine_r's tree, as tasks, submitted at once: each factor is released as
-            # soon as its node has combined it (a worker never holds all of them)
+            # combine_r's tree, as tasks submitted at once and run before any further
+            # block (a higher priority): each factor is released as soon as its node has
+            # combined it, so that a worker never holds more than a few of them
             while len(factors) > 1:
-                factors = [client.submit(_stack, *factors[i:i + R_FANIN], pure=False)
+                factors = [client.submit(_stack, *factors[i:i + R_FANIN], pure=False,
+                                         priority=1)
                            for i in range(0, len(factors), R_FANIN)]
             try:
                 _report(client, phi, self.verbose,
