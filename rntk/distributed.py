@@ -280,6 +280,20 @@ def _pick(item, k, missing, rows):
     return [xs[i] for i in rows]
 
 
+# the options and the result shared by the constructors of SeriesBlocks
+_BLOCKS_TAIL = """client : distributed.Client, default=None
+    As in :class:`SeriesBlocks`.
+missing : {"raise", "interpolate"}, default="raise"
+    As in :class:`SeriesBlocks`.
+features : {"disk", "memory"}, default="disk"
+    As in :class:`SeriesBlocks`.
+
+Returns
+-------
+blocks : SeriesBlocks
+    The blocks."""
+
+
 class SeriesBlocks:
     """Series in blocks that the workers of a Dask cluster load, one block per task.
 
@@ -340,6 +354,7 @@ class SeriesBlocks:
         self.features = features
 
     @classmethod
+    @fill_doc(blocks_tail=_BLOCKS_TAIL)
     def from_array(cls, X, *, block_size=None, client=None, missing="raise", features="disk"):
         """Blocks of consecutive rows of an array of series.
 
@@ -353,17 +368,7 @@ class SeriesBlocks:
         block_size : int, default=None
             Series per block; ``None``: ``ARRAY_BLOCK`` (4096), or the chunks of a dask
             array along its first axis.
-        client : distributed.Client, default=None
-            As in :class:`SeriesBlocks`.
-        missing : {"raise", "interpolate"}, default="raise"
-            As in :class:`SeriesBlocks`.
-        features : {"disk", "memory"}, default="disk"
-            As in :class:`SeriesBlocks`.
-
-        Returns
-        -------
-        blocks : SeriesBlocks
-            The blocks.
+        {blocks_tail}
         """
         if type(X).__module__.startswith("dask."):
             if X.ndim not in (2, 3):
@@ -393,6 +398,7 @@ class SeriesBlocks:
                    features=features)
 
     @classmethod
+    @fill_doc(blocks_tail=_BLOCKS_TAIL)
     def from_files(cls, files, *, loader=None, client=None, missing="raise", features="disk"):
         """One block per file; the workers read the files.
 
@@ -406,17 +412,7 @@ class SeriesBlocks:
             ``loader(path)`` returns the file's series in any layout of
             :func:`rntk.as_sequences` (it runs on the worker and must be picklable).
             ``None``: ``numpy.load`` (``.npy``; ``.npz`` with the array ``X``).
-        client : distributed.Client, default=None
-            As in :class:`SeriesBlocks`.
-        missing : {"raise", "interpolate"}, default="raise"
-            As in :class:`SeriesBlocks`.
-        features : {"disk", "memory"}, default="disk"
-            As in :class:`SeriesBlocks`.
-
-        Returns
-        -------
-        blocks : SeriesBlocks
-            The blocks.
+        {blocks_tail}
         """
         if isinstance(files, (str, os.PathLike)):
             files = os.fspath(files)
