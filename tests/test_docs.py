@@ -289,3 +289,19 @@ def test_n_jobs_none_has_one_meaning():
             continue
         assert "``None``: the current setting" in flat or "``None``: joblib's current" in flat, (
             name, flat)
+
+
+def test_cluster_figures_agree_with_the_benchmark_results():
+    rows = _bench_csv("bench_dask_search.csv")
+    check = next(r for r in rows if r["part"] == "check" and r["where"] == "cluster")
+    assert check["same_selection"] == "True"
+    diff = f"{float(check['max_decision_diff']):.1e}"
+    bench = _flat(ROOT / "benchmarks" / "README.md")
+    assert f"test series is **{diff}**" in bench
+    assert f"within {diff}" in _flat(ROOT / "CHANGELOG.md")
+    scaling = [r for r in rows if r["part"] == "scaling" and r["features"] == "disk"]
+    assert [int(r["n_train"]) for r in scaling] == [100_000, 300_000, 1_000_000]
+    for r in scaling:
+        assert (f"| {int(r['n_train']):,} | {float(r['fit_s']):,.1f} s | "
+                f"{float(r['fit_s_per_1k_relative']):.2f} |") in bench
+        assert f"| {int(r['peak_worker_mb']):,} MB |" in bench
