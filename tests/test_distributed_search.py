@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from rntk import RNTKClassifierCV, RNTKRegressorCV
-from rntk.distributed import ARRAY_BLOCK, SeriesBlocks, _series_of, training_series
+from rntk._model_selection._cluster import ARRAY_BLOCK, _series_of, training_series
+from rntk.distributed import SeriesBlocks
 
 LARGE_N, M = 60, 24  # the feature path with few landmarks: fast
 
@@ -226,7 +227,7 @@ def test_blocks_of_files(rng, tmp_path):
 def test_features_on_disk_are_read_back_or_computed_again(rng):
     """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
     from rntk import RNTKNystroem
-    from rntk.distributed import _first_pass, _loo_of, _second_pass
+    from rntk._model_selection._cluster import _first_pass, _loo_of, _second_pass
     from rntk.model_selection import one_vs_all_targets
     X = rng.normal(size=(30, 8))
     labels = np.arange(30) % 3

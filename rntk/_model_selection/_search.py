@@ -34,6 +34,13 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
 from .._utils._preparations import PREPARATION_NAMES
 from . import _grids
+from ._cluster import (
+    BoundSeries,
+    ClusterFeaturePath,
+    apply_blocks,
+    predict_source,
+    training_series,
+)
 from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._features import LARGE_N_COMPONENTS, feature_path
 from ._loo import _check_two_classes
@@ -681,7 +688,6 @@ class BaseKernelSearchCV(BaseEstimator):
         ``large_n`` threshold are described there and searched by the cluster's large-n
         path; at or below it they are gathered here and searched as any others.
         """
-        from ..distributed import ClusterFeaturePath, _BoundSeries, training_series
         from ._features import resolve_large_n
         threshold = resolve_large_n(getattr(self, "large_n", None))
         # series in memory go to a cluster only for the search it runs
@@ -694,7 +700,7 @@ class BaseKernelSearchCV(BaseEstimator):
                 f"series on a Dask cluster are fitted by the classifier's large-n search "
                 f"(RNTKClassifierCV with protocol='loo' and cv=None); {type(self).__name__}"
                 f" with protocol={self.protocol!r}, cv={self.cv!r} needs them in memory")
-        series = _BoundSeries(source, verbose=self.verbose)
+        series = BoundSeries(source, verbose=self.verbose)
         if threshold is None or len(series) <= threshold:
             return (*validate_fit_data(self, series.gather(), y, base._is_regressor), None)
         y = column_or_1d(y, warn=True)
@@ -711,7 +717,6 @@ class BaseKernelSearchCV(BaseEstimator):
     def _delegate(self, method, X):
         """``best_estimator_.<method>(X)``; block by block on a cluster for its series."""
         self._check_refit()
-        from ..distributed import apply_blocks, predict_source
         source = predict_source(X)
         if source is None:
             return getattr(self.best_estimator_, method)(X)
