@@ -181,6 +181,9 @@ def test_bad_blocks_are_named(client, data):
         RNTKRegressorCV(large_n=LARGE_N).fit(SeriesBlocks([X]), y.astype(float))
     with pytest.raises(ValueError, match="protocol='paper'"):
         RNTKClassifierCV(large_n=LARGE_N, protocol="paper").fit(SeriesBlocks([X]), y)
+    with pytest.raises(ValueError, match="normalize='dataset'"):
+        RNTKClassifierCV(large_n=LARGE_N, param_grid={"normalize": ["dataset"]}).fit(
+            SeriesBlocks([X]), y)
     # missing values filled on the workers, as in memory
     filled = RNTKClassifierCV(large_n=LARGE_N, n_components=M, missing="interpolate")
     filled.fit(SeriesBlocks([X[:100], holed], missing="interpolate"), y)

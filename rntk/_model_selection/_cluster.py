@@ -19,6 +19,7 @@ from sklearn.base import clone
 
 from .._nystroem import RNTKNystroem
 from .._utils import KernelOverflowError, as_sequences, check_int, fill_doc
+from .._utils._preparations import fit_preparations
 from .._utils._sequences import check_missing
 from ._features import (
     LANDMARK_SEED,
@@ -569,6 +570,12 @@ class ClusterFeaturePath(FeaturePath):
         Y = one_vs_all_targets(self._y)[1]
         for s, idxs in enumerate(kernel_groups):
             est = clone(base).set_params(**candidates[idxs[0]])
+            learnt = fit_preparations(self.landmarks, est._preparation_values())
+            if learnt:  # from the whole training set: not computed on blocks yet
+                raise ValueError(
+                    f"{candidates[idxs[0]]} learns {sorted(learnt)} from the training "
+                    "series (normalize='dataset'), which the search on a cluster does not "
+                    "compute; use a per-series normalize, or fit on series in memory")
             nys = RNTKNystroem(n_components=self.m, random_state=LANDMARK_SEED, normalize=False,
                                n_jobs=None, **est._kernel_params())
             try:
