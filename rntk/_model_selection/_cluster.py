@@ -524,7 +524,7 @@ class ClusterFeaturePath(FeaturePath):
     """
 
     def __init__(self, series, y, n_components, verbose=0):
-        self._y = y
+        self._classes, self._Y = one_vs_all_targets(y)  # the targets of every setting
         self.series, self.client = series, series.client
         n = len(series)
         self.m = min(int(n_components), n)
@@ -567,7 +567,7 @@ class ClusterFeaturePath(FeaturePath):
 
     def _grams(self, base, candidates, kernel_groups):
         client, series = self.client, self.series
-        Y = one_vs_all_targets(self._y)[1]
+        Y = self._Y
         for s, idxs in enumerate(kernel_groups):
             est = clone(base).set_params(**candidates[idxs[0]])
             learnt = fit_preparations(self.landmarks, est._preparation_values())
@@ -619,7 +619,7 @@ class ClusterFeaturePath(FeaturePath):
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0) or np.any(np.isinf(alphas)):
             raise ValueError("exact leave-one-out needs every alpha > 0 and finite")
-        classes, Y = one_vs_all_targets(y)
+        classes, Y = self._classes, self._Y  # y: the labels this path was made with
         client, series = self.client, self.series
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
