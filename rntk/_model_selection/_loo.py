@@ -20,12 +20,15 @@ one Householder reflection), so the intercept direction is removed exactly inste
 of through a numerically zero eigenvalue. All the formulas above then hold with the
 ``n x (n - 1)`` eigenvectors.
 
-``numpy.linalg.eigh`` (LAPACK ``syevd``) is used; it was several times faster than
-``scipy.linalg.eigh``'s default driver here.
+LAPACK's ``syevd`` is used (``scipy.linalg.eigh(driver="evd")``, on a matrix it may
+overwrite); it was several times faster than ``scipy.linalg.eigh``'s default driver
+here. The reflection is applied by BLAS rank updates in place (``syr2``, ``ger``): a
+Gram of a few thousand series allocated anew for each of several ``n x n``
+temporaries cost as much as a third of its eigendecomposition (fresh pages).
 """
 
 import numpy as np
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.linalg import LinAlgError, blas, cho_factor, cho_solve, eigh
 
 from .._utils import one_blas_thread
 from .._utils._docs import fill_doc
@@ -47,7 +50,8 @@ class _Complement:
 
     ``H = I - beta u u^T`` with ``u = e_0 - 1 / sqrt(n)`` maps ``e_0`` to ``1 / sqrt(n)``;
     its columns ``1..n-1``, ``V``, are an orthonormal basis of the complement. ``H`` is
-    applied as a rank-one update, O(n^2) per matrix, never formed.
+    applied as a rank-one (or, on both sides, a symmetric rank-two) update, O(n^2) per
+    matrix, never formed.
     """
 
     def __init__(self, n):
@@ -62,15 +66,30 @@ class _Complement:
         return A - self.beta * np.outer(self.u, self.u @ A)
 
     def project(self, K):
-        """``V^T K V`` of a symmetric ``K``: rows and columns ``1..n-1`` of ``H K H``."""
-        Ku = K @ self.u
+        """``V^T S V`` of ``S = (K + K^T) / 2``: rows and columns ``1..n-1`` of ``H S H``.
+
+        A new Fortran-ordered matrix of which only the lower triangle is set (what
+        LAPACK's symmetric routines read with ``lower=True``).
+        """
+        B = K[1:, 1:]
+        A = np.empty(B.shape, order="F")
+        np.add(B, B.T, out=A)
+        A *= 0.5
+        Ku = 0.5 * (K @ self.u + self.u @ K)  # S u
         c = self.beta ** 2 * (self.u @ Ku)
-        u, w = self.u[1:], Ku[1:]
-        return K[1:, 1:] - self.beta * (np.outer(u, w) + np.outer(w, u)) + c * np.outer(u, u)
+        u = self.u[1:]
+        # -beta (u w^T + w u^T) + c u u^T, with w = (S u)[1:], as one rank-two update
+        w = Ku[1:] - (0.5 * c / self.beta) * u
+        return blas.dsyr2(-self.beta, u, w, a=A, lower=1, overwrite_a=1)
 
     def expand(self, Z):
         """``V Z``: coordinates in the complement back to ``n`` samples."""
-        return self.reflect(np.vstack([np.zeros((1, Z.shape[1])), Z]))
+        Q = np.empty((Z.shape[0] + 1, Z.shape[1]), order="F")
+        Q[0] = 0.0
+        Q[1:] = Z
+        if Q.shape[1] == 0:
+            return Q
+        return blas.dger(-self.beta, self.u, self.u[1:] @ Z, a=Q, overwrite_a=1)
 
 
 def eigh_gram(K, fit_intercept=False):
@@ -108,18 +127,27 @@ def eigh_gram(K, fit_intercept=False):
         raise ValueError(f"K must be a square matrix, got shape {K.shape}")
     if not np.all(np.isfinite(K)):
         raise ValueError("K contains NaN or infinite values")
-    K = 0.5 * (K + K.T)
     n = K.shape[0]
     # below a few thousand samples one BLAS thread is faster (3x on 2 cores at n = 500,
     # far more when the cores are busy) and leaves the other cores to the kernel engine
     with one_blas_thread(n <= _SERIAL_EIGH):
         if fit_intercept:
             comp = _Complement(n)
-            l, U = np.linalg.eigh(comp.project(K))
+            l, U = _eigh_lower(comp.project(K))
             Q = comp.expand(U)
         else:
-            l, Q = np.linalg.eigh(K)
+            S = np.empty(K.shape, order="F")
+            np.add(K, K.T, out=S)
+            S *= 0.5
+            l, Q = _eigh_lower(S)
     return np.clip(l, 0.0, None), Q
+
+
+def _eigh_lower(A):
+    """Eigenpairs of the symmetric matrix whose lower triangle is ``A``'s (overwritten)."""
+    if A.shape[0] == 0:
+        return np.zeros(0), np.zeros((0, 0))
+    return eigh(A, lower=True, overwrite_a=True, check_finite=False, driver="evd")
 
 
 def _check_eig(eig, fit_intercept):
@@ -516,7 +544,6 @@ def ridge_intercept_fit(K, Y, alpha):
         The intercept.
     """
     K = np.asarray(K, dtype=np.float64)
-    K = 0.5 * (K + K.T)
     Y = np.asarray(Y, dtype=np.float64)
     n = K.shape[0]
     comp = _Complement(n)
@@ -530,7 +557,7 @@ def ridge_intercept_fit(K, Y, alpha):
             return ridge_dual_fit(eigh_gram(K, fit_intercept=True), Y, alpha, K=K,
                                   fit_intercept=True)
     c = comp.expand(z)
-    return c, Y.mean(axis=0) - K.mean(axis=0) @ c
+    return c, Y.mean(axis=0) - 0.5 * (K.mean(axis=0) + K.mean(axis=1)) @ c
 
 
 @fill_doc(eig=_EIG)
