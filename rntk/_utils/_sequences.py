@@ -598,11 +598,35 @@ def _signal_quantiles(seqs, n_levels, signals):
         out = np.empty((n, n_levels, len(signals) * m))
         for k, (order, d) in enumerate(signals):
             z = a if order == 0 else _dilated(a, d, order)  # one signal at a time
-            q = _unit_rms_columns(np.quantile(z, levels, axis=1))
+            q = _unit_rms_columns(_linear_quantiles(z, levels))
             out[:, :, k * m:(k + 1) * m] = q.transpose(1, 0, 2)
         return out
 
     return _per_shape(seqs, quantiles)
+
+
+def _linear_quantiles(z, levels):
+    """``numpy.quantile(z, levels, axis=1)`` (linear interpolation), from one sort.
+
+    The same values, bitwise: numpy's virtual indices, neighbours and interpolation
+    (``_lerp``), on the array sorted once along its steps instead of partitioned at
+    twice as many points as there are levels (several times faster for 64 levels).
+    """
+    t = z.shape[1]
+    s = np.sort(z, axis=1)
+    virtual = t * levels + (1 + levels * (1 - 1 - 1)) - 1  # numpy's, alpha = beta = 1
+    prev = np.floor(virtual)
+    gamma = virtual - prev
+    lo = np.clip(prev, 0, t - 1).astype(np.intp)
+    hi = np.clip(prev + 1, 0, t - 1).astype(np.intp)
+    lo[virtual >= t - 1] = t - 1
+    a = np.moveaxis(s[:, lo], 1, 0)
+    b = np.moveaxis(s[:, hi], 1, 0)
+    gamma = gamma[:, None, None]
+    diff = b - a
+    out = a + diff * gamma
+    np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
+    return out
 
 
 def flatten_padded(seqs, length):
