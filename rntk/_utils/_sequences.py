@@ -245,7 +245,10 @@ def as_sequences(X, name="X", missing="raise"):
         if len(raw) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
     check_missing(missing)
-    seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
+    if isinstance(X, (list, tuple)) or not (a.shape[1] and np.isfinite(a).all()):
+        seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
+    else:  # one array of finite values: nothing to strip or to say, series by series
+        seqs = [np.ascontiguousarray(s) for s in raw]
     check_same_channels(seqs, name=name)
     return seqs
 
