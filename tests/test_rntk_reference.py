@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from rntk import rntk_diag, rntk_kernel
+from rntk._kernels import _rntk as engine
 
-from .reference import rntk_gram
+from .reference import mean_readout_gram, rntk_gram
 
 
 def _mixed(rng, n, m, lengths=(3, 7)):
@@ -63,3 +64,31 @@ def test_many_columns_span_several_tiles(rng):
     assert _rel(K[np.ix_(idx, idx)], sub) < 1e-10
     KY = rntk_kernel(X[:7], X, sigma_b=0.1)
     assert _rel(KY[:, 280:], rntk_gram(X[:7], X[280:], sigma_b=0.1)) < 1e-10
+
+
+@pytest.mark.parametrize("stride, band", [(1, 2), (2, None), (1, None)])
+def test_mean_readout_of_several_channels_matches_reference(rng, stride, band):
+    # several channels: the engine computes the input products of a group of chains
+    # in one pass, then runs each chain; series of mixed lengths on both sides
+    X = _mixed(rng, 5, 3, lengths=(2, 9))
+    Y = _mixed(rng, 3, 3, lengths=(2, 9))
+    params = dict(sigma_w=1.2, sigma_u=0.8, sigma_b=0.1, sigma_h=0.4)
+    kw = dict(readout="mean", readout_stride=stride, readout_band=band)
+    K = rntk_kernel(X, **params, **kw)
+    assert _rel(K, mean_readout_gram(X, stride=stride, band=band, **params)) < 1e-10
+    KY = rntk_kernel(X, Y, **params, **kw)
+    assert _rel(KY, mean_readout_gram(X, Y, stride=stride, band=band, **params)) < 1e-10
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_chains_in_groups_give_the_same_gram(rng, monkeypatch, precision):
+    # a buffer of input products smaller than a work item's chains: the chains run in
+    # groups (of 1, of 3), each product computed alike, so the Gram is the same bitwise
+    X = _mixed(rng, 7, 4, lengths=(3, 12))
+    kw = dict(readout="mean", readout_stride=1, readout_band=4, precision=precision)
+    K = rntk_kernel(X, **kw)
+    KY = rntk_kernel(X[:3], X, **kw)
+    for products in (1, 3 * 11 * 7):
+        monkeypatch.setattr(engine, "_PRODUCTS", products)
+        np.testing.assert_array_equal(rntk_kernel(X, **kw), K)
+        np.testing.assert_array_equal(rntk_kernel(X[:3], X, **kw), KY)

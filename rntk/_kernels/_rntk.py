@@ -203,7 +203,7 @@ def _make_pair_kernel(act):
 
     @njit(parallel=True, **_JIT)
     def pair_kernel(xdata, xstart, xa, xr, ydata, ystart, ya, yr, items, symmetric, diag_out,
-                    sw2, su2, sb2, sh2, sv2, want_ntk, stride, band, row0, out):
+                    sw2, su2, sb2, sh2, sv2, want_ntk, stride, band, row0, products, out):
         """Fill ``out`` with the kernel of each work item ``(i, j0, j1)``: row i, columns j0:j1.
 
         ``out`` holds the rows from ``row0`` on: pair ``(i, j)`` goes to ``out[i - row0, j]``.
@@ -265,7 +265,7 @@ def _make_pair_kernel(act):
             # several channels: the input products of a group of chains are computed
             # first, one pass over y's columns for the whole group (chains that read
             # the same column step share its loads), then each chain reads its own
-            group = n_cuts if m == 1 else max(1, min(n_cuts, _PRODUCTS // (t_max * nb)))
+            group = n_cuts if m == 1 else max(1, min(n_cuts, products // (t_max * nb)))
             prod = np.empty((group if m > 1 else 0, t_max, nb), real)
             for g0 in range(0, n_cuts, group):
                 g1 = min(g0 + group, n_cuts)
@@ -516,7 +516,7 @@ def _gram(X, Y, spec, n_jobs=None, out=None, block_rows=None, precision="float64
                     compile_notice(_PAIR_KERNELS[spec.act, precision],
                                    _engine_name(spec, precision)):
                 _pair_kernel(*x, *y, items, symmetric, False, *_engine_args(spec, precision),
-                             stride, band, r0, part)
+                             stride, band, r0, _PRODUCTS, part)
             if part is not parts[0]:
                 parts[0] += part
         block = parts[0]
@@ -578,6 +578,6 @@ def _diag(X, spec, n_jobs=None):
         with numba_threads(1 if work < _SERIAL_WORK else n_jobs), \
                 compile_notice(_PAIR_KERNELS[spec.act, "float64"], _engine_name(spec)):
             _pair_kernel(*x, *x, items, True, True, *_engine_args(spec), spec.stride,
-                         spec.band, 0, out)
+                         spec.band, 0, _PRODUCTS, out)
         d += out[:, 0]
     return check_finite_kernel(d, "rntk_diag", spec.settings(longest_series=t_max))
