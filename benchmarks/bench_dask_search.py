@@ -15,9 +15,13 @@ processes of one thread each (2 by default: the 2 cores of the machines here):
   holds them all: the labels alone are made here too), the fit and the prediction of
   20,000 test series (``--quick``: 400) run on the cluster; the fit and predict times,
   the fit time per series relative to the first size (linear in n: 1), the peak memory
-  of each worker (its resident set, sampled every half second) and of this process, and
+  of each worker (its resident set, sampled every half second; new worker processes for
+  each size, so that the peak is that size's own) and of this process, and
   the test accuracy; for the first size, the same fit in this process (series in memory)
   for its accuracy and decisions (``--no-local`` skips it).
+
+Run with ``MALLOC_MMAP_THRESHOLD_`` set (the workers inherit it), the scaling rows are
+labelled with it (``part``), apart from the plot and the README's table.
 
 Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to change), and
 ``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n).
@@ -31,6 +35,7 @@ Usage::
 
 import argparse
 import csv
+import os
 import resource
 import threading
 import time
@@ -168,17 +173,27 @@ def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto
 
 
 def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
-            memory_limit="auto", features="disk"):
-    """Fit and predict on the cluster for each size; the first also in this process."""
+            memory_limit="auto", features="disk", restart=True):
+    """Fit and predict on the cluster for each size; the first also in this process.
+
+    ``restart``: new worker processes for each size, so that a size's peak memory is its
+    own (a process's resident memory seldom shrinks: the peak of a size run after
+    another on the same workers carries the first's heap).
+    """
     test, y_test = synthetic(n_test, first_seed=10**6)
     first = None
     for k, n in enumerate(sizes):
+        if restart:
+            client.restart()
         blocks, y = synthetic(n, features=features)
         with WorkerMemory(client) as memory:
             clf = estimator()
             fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
         first = first or fit_s / n
-        _row(writer, part="scaling", n_train=n, length=100, workers=workers,
+        # a run with the allocator's threshold fixed is its own series of rows
+        mmap = os.environ.get("MALLOC_MMAP_THRESHOLD_")
+        _row(writer, part="scaling" + (f" MALLOC_MMAP_THRESHOLD_={mmap}" if mmap else ""),
+             n_train=n, length=100, workers=workers,
              memory_limit=memory_limit, features=features, where="cluster", fit_s=round(fit_s, 1),
              predict_s=round(pred_s, 1),
              fit_s_per_1k_relative=round(fit_s / n / first, 3), accuracy=round(acc, 4),
@@ -297,7 +312,7 @@ def main(argv=None):
         if sizes:
             scaling(writer, client, sizes, args.workers, estimator, n_test,
                     local_first=not args.no_local, memory_limit=args.memory_limit,
-                    features=args.features)
+                    features=args.features, restart=not args.threads)
     if args.plot or args.quick:
         plot(args.out, png)
 
