@@ -71,10 +71,7 @@ class _Complement:
         A new Fortran-ordered matrix of which only the lower triangle is set (what
         LAPACK's symmetric routines read with ``lower=True``).
         """
-        B = K[1:, 1:]
-        A = np.empty(B.shape, order="F")
-        np.add(B, B.T, out=A)
-        A *= 0.5
+        A = _symmetric_part(K[1:, 1:])
         Ku = 0.5 * (K @ self.u + self.u @ K)  # S u
         c = self.beta ** 2 * (self.u @ Ku)
         u = self.u[1:]
@@ -136,11 +133,21 @@ def eigh_gram(K, fit_intercept=False):
             l, U = _eigh_lower(comp.project(K))
             Q = comp.expand(U)
         else:
-            S = np.empty(K.shape, order="F")
-            np.add(K, K.T, out=S)
-            S *= 0.5
-            l, Q = _eigh_lower(S)
+            l, Q = _eigh_lower(_symmetric_part(K))
     return np.clip(l, 0.0, None), Q
+
+
+def _symmetric_part(K):
+    """``(K + K^T) / 2`` as a new Fortran-ordered matrix (LAPACK's, overwritable)."""
+    S = np.empty(K.shape, order="F")
+    np.add(K, K.T, out=S)
+    S *= 0.5
+    return S
+
+
+def _column_means(K):
+    """Column means of ``(K + K^T) / 2`` (the intercept of a ridge on the Gram)."""
+    return 0.5 * (K.mean(axis=0) + K.mean(axis=1))
 
 
 def _eigh_lower(A):
@@ -557,7 +564,7 @@ def ridge_intercept_fit(K, Y, alpha):
             return ridge_dual_fit(eigh_gram(K, fit_intercept=True), Y, alpha, K=K,
                                   fit_intercept=True)
     c = comp.expand(z)
-    return c, Y.mean(axis=0) - 0.5 * (K.mean(axis=0) + K.mean(axis=1)) @ c
+    return c, Y.mean(axis=0) - _column_means(K) @ c
 
 
 @fill_doc(eig=_EIG)
@@ -597,5 +604,4 @@ def ridge_dual_fit(eig, Y, alpha, K=None, fit_intercept=None):
     if K is None:
         raise ValueError("fit_intercept=True needs the training Gram K")
     K = np.asarray(K, dtype=np.float64)
-    col_means = 0.5 * (K.mean(axis=0) + K.mean(axis=1))
-    return c, Y.mean(axis=0) - col_means @ c
+    return c, Y.mean(axis=0) - _column_means(K) @ c

@@ -218,6 +218,7 @@ def as_sequences(X, name="X", missing="raise"):
             raise ValueError(f"{name} is empty: at least one series is needed")
         raw = [series_2d(_as_float_array(s, f"{name}[{i}]"), f"{name}[{i}]")
                for i, s in enumerate(X)]
+        finite = False  # checked series by series
     else:
         if hasattr(X, "__array__") or isinstance(X, np.ndarray):
             a = _as_float_array(X, name)
@@ -244,11 +245,13 @@ def as_sequences(X, name="X", missing="raise"):
             )
         if len(raw) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
+        # one array of finite values: nothing to strip or to say, series by series
+        finite = bool(a.shape[1]) and bool(np.isfinite(a).all())
     check_missing(missing)
-    if isinstance(X, (list, tuple)) or not (a.shape[1] and np.isfinite(a).all()):
-        seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
-    else:  # one array of finite values: nothing to strip or to say, series by series
+    if finite:
         seqs = [np.ascontiguousarray(s) for s in raw]
+    else:
+        seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
     check_same_channels(seqs, name=name)
     return seqs
 
