@@ -141,3 +141,19 @@ def test_estimators_pass_the_precision_to_the_engine(monkeypatch):
     np.testing.assert_allclose(clf.decision_function(X), ref.decision_function(X),
                                rtol=1e-3, atol=1e-4)
     assert rntk.RNTKClassifier().get_params()["precision"] == "float64"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_lanes_arcsin_to_an_ulp_or_two(dtype):
+    # each precision has its own polynomial (5 coefficients in float32, 12 in float64):
+    # both must give the arcsin to the rounding of their type, on the whole of [-1, 1]
+    from numba import njit
+
+    from rntk._kernels._shared import _asin
+
+    asin = njit(lambda x, om: _asin(x, om))
+    x = np.r_[np.linspace(-1, 1, 20001), np.geomspace(1e-6, 1, 2000)].astype(dtype)
+    got = np.array([asin(v, dtype(1) - abs(v)) for v in x], dtype=np.float64)
+    want = np.arcsin(x.astype(np.float64))
+    ulps = np.abs(got - want) / (np.finfo(dtype).eps * np.maximum(np.abs(want), 1e-300))
+    assert ulps.max() < 3, f"{ulps.max():.2f} ulps at x = {x[ulps.argmax()]!r}"

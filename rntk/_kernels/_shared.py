@@ -19,21 +19,30 @@ from numba.extending import overload
 
 from .._utils import JIT_OPTIONS, check_int, pack_end_aligned
 
-__all__ = ["ASIN_POLY", "BLOCK_BYTES", "PRECISIONS", "TILE", "check_out", "check_precision",
-           "n_chains", "network_inputs", "pack_series", "prepare", "self_factors",
-           "self_variances", "single_fits", "work_items"]
+__all__ = ["ASIN_POLY", "ASIN_POLY32", "BLOCK_BYTES", "PRECISIONS", "TILE", "check_out",
+           "check_precision", "n_chains", "network_inputs", "pack_series", "prepare",
+           "self_factors", "self_variances", "single_fits", "work_items"]
 
 TILE = 512  # columns per work item (512: 5-7% faster than 256 at N = 500-1200, both precisions)
 BLOCK_BYTES = 256 * 2**20  # default size of a block of rows written into ``out``
 
 # asin(y) = y + y z P(z), z = y^2, on 0 <= y <= 1/2 (least-squares fit in extended precision,
-# relative error ~2e-16; 12 coefficients, the degree ``_asin_core`` evaluates). With the
+# relative error ~2e-16; 12 coefficients, the float64 engines' degree). With the
 # reduction asin(y) = pi/2 - 2 asin(sqrt((1 - y)/2)) above 1/2 it gives branch-free arcsin /
 # arccos that vectorise (math.acos does not).
 ASIN_POLY = np.array([
     0.16666666666666646, 0.07500000000021978, 0.04464285710146497, 0.030381947490254527,
     0.022372043664706378, 0.017355334434132383, 0.013928781847841392, 0.011882032645784928,
     0.0077714397645414456, 0.016129764409156828, -0.010908304349000406, 0.028285381520428275,
+])
+
+#: The float32 engine's ``P``: 5 coefficients (a minimax fit of ``P``'s relative error on
+#: ``0 <= z <= 1/4``, 3.6e-7): in float32 arithmetic the arcsin is then within 0.65 ulp of
+#: the correctly rounded one on ``[0, 1/2]``, as with the 12 coefficients, in half the work
+#: of the lanes' polynomial.
+ASIN_POLY32 = np.array([
+    0.16666672733019638, 0.07498813176261167, 0.0450099051520951, 0.026499342041275437,
+    0.03819635398238648,
 ])
 
 # Fast math without reassociation: the pair kernel and the self variances then round the
@@ -102,19 +111,38 @@ def _asin_core(a, one_minus_a):
     big = a > _lit(a, 0.5)
     y = math.sqrt(_lit(a, 0.5) * one_minus_a) if big else a
     z = y * y
-    # P(z) by Estrin's scheme: four independent pairs, then two levels (depth 5 instead
-    # of Horner's 11 dependent steps, the lanes' critical path)
-    c = ASIN_POLY
-    c0, c1, c2, c3 = _lit(z, c[0]), _lit(z, c[1]), _lit(z, c[2]), _lit(z, c[3])
-    c4, c5, c6, c7 = _lit(z, c[4]), _lit(z, c[5]), _lit(z, c[6]), _lit(z, c[7])
-    c8, c9, c10, c11 = _lit(z, c[8]), _lit(z, c[9]), _lit(z, c[10]), _lit(z, c[11])
-    z2 = z * z
-    z4 = z2 * z2
-    p0 = (c0 + c1 * z) + (c2 + c3 * z) * z2
-    p1 = (c4 + c5 * z) + (c6 + c7 * z) * z2
-    p2 = (c8 + c9 * z) + (c10 + c11 * z) * z2
-    p = p0 + (p1 + p2 * z4) * z4
-    return y + y * z * p, big
+    return y + y * z * _asin_poly(z), big
+
+
+def _asin_poly(z):
+    """Return ``P(z)`` of ``asin(y) = y + y z P(z)``, ``z = y^2 <= 1/4`` (compiled code).
+
+    ``ASIN_POLY`` in float64, ``ASIN_POLY32`` in float32, each by Estrin's scheme
+    (independent pairs, then levels: the lanes' critical path is the tree's depth, not
+    Horner's chain of dependent steps).
+    """
+    return 0.0
+
+
+@overload(_asin_poly, inline="always")
+def _asin_poly_overload(z):
+    if isinstance(z, types.Float) and z.bitwidth == 32:
+        c0, c1, c2, c3, c4 = (np.float32(c) for c in ASIN_POLY32)
+
+        def poly32(z):
+            z2 = z * z
+            return (c0 + c1 * z) + ((c2 + c3 * z) + c4 * z2) * z2
+        return poly32
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = (float(c) for c in ASIN_POLY)
+
+    def poly64(z):
+        z2 = z * z
+        z4 = z2 * z2
+        p0 = (c0 + c1 * z) + (c2 + c3 * z) * z2
+        p1 = (c4 + c5 * z) + (c6 + c7 * z) * z2
+        p2 = (c8 + c9 * z) + (c10 + c11 * z) * z2
+        return p0 + (p1 + p2 * z4) * z4
+    return poly64
 
 
 @njit(inline="always", **_JIT)
