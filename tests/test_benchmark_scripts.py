@@ -556,3 +556,17 @@ def test_tune_calibration_fits_the_packages_temperature(rng):
     assert tune.CANDIDATES["platt"](D, y) == pytest.approx(fit_temperature(D, y), rel=1e-4)
     assert tune.CANDIDATES["labels"](D, y) == pytest.approx(
         fit_temperature(D, y, targets="labels"), rel=1e-4)
+
+
+def test_tune_screening_quick(panel, tmp_path):
+    module = _script("tune_screening.py")
+    rows = module.main(["--quick", "--data-home", str(panel), "--min-train", "10",
+                        "--out", str(tmp_path / "out")])
+    assert [r["dataset"] for r in rows] == ["Beef"]  # the smallest eligible set only
+    (row,) = _csv(tmp_path / "out" / "screening.csv")
+    assert all(0 <= float(row[k]) <= 100 for k in
+               ("nested_none", "nested_screen", "test_none", "test_screen"))
+    assert float(row["fit_s_none"]) > 0 and 0 <= float(row["nested_same"]) <= 1
+    assert "Nested CV difference" in (tmp_path / "out" / "screening.md").read_text()
+    assert module.main(["--quick", "--data-home", str(panel), "--min-train", "1000",
+                        "--out", str(tmp_path / "none")]) == []

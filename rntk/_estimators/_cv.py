@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._features import LARGE_N_CONSTRAINTS
+from .._model_selection._screen import SCREEN_CONSTRAINTS
 from .._utils import DOC, check_int, fill_doc
 from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS, preparation_doc
 from .._utils._validation import derived_init
@@ -43,7 +44,8 @@ def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
 #: The searches' own parameters, around those of their estimator (``derived_init``).
 _SEARCH_HEAD = {"protocol": "loo", "cv": None, "scoring": None}
 _SEARCH_TAIL = {"n_average": None, "refit": True, "verbose": 0, "error_score": np.nan,
-                "large_n": "auto", "n_components": 500, "precision": "auto"}
+                "large_n": "auto", "n_components": 500, "screen": "auto",
+                "precision": "auto"}
 
 
 def _ridge_fold_r2(K_train, y_train, K_test, y_test, params):
@@ -263,6 +265,17 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         their Dask cluster, block by block, with the same result.
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
+    screen : "auto", int or None, default="auto"
+        With the exact leave-one-out search at or below ``large_n``, on more than twice
+        this many training series: the kernel settings are first scored on a
+        stratified subsample of this many series (seed 0), with the same leave-one-out,
+        and only the ``n_average`` best of them (with the settings that share their
+        Gram) are scored on every series, as successive halving does
+        (:class:`~sklearn.model_selection.HalvingGridSearchCV`). The others are never
+        selected: their candidates' ``mean_test_score`` is NaN, and
+        ``cv_results_["screen_test_score"]`` has every candidate's subsample score.
+        ``"auto"``: 1000 (from 2,001 series; see ``benchmarks/tune_screening.py``);
+        ``None``: never.
     {tail}
 
     Examples
@@ -290,7 +303,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     _parameter_constraints = {
         **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        **LARGE_N_CONSTRAINTS,
+        **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
     __init__ = derived_init(RNTKClassifier, ("param_grid", None), _SEARCH_HEAD,
@@ -446,6 +459,11 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         memory linear in the number of series). ``"auto"``: 3000; ``None``: never.
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
+    screen : "auto", int or None, default="auto"
+        As in :class:`RNTKClassifierCV`: above twice this many training series, the
+        kernel settings are first scored on a random subsample of this many, and only
+        the ``n_average`` best of them on every series. ``"auto"``: 1000; ``None``:
+        never.
     {tail}
 
     Examples
@@ -468,7 +486,7 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     _parameter_constraints = {
         **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        **LARGE_N_CONSTRAINTS,
+        **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
     __init__ = derived_init(RNTKRegressor, ("param_grid", None), _SEARCH_HEAD,

@@ -45,6 +45,7 @@ from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._features import LARGE_N_COMPONENTS, feature_path
 from ._loo import _check_two_classes
 from ._scorers import RidgeLOOScorer, loo_r2
+from ._screen import screen_settings
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -124,7 +125,7 @@ def group_by_kernel(candidates, kernel_keys, defaults=None):
 
 def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score_gram=None,
                  n_jobs=None, error_score=np.nan, progress=None, keep=1, prior=None,
-                 same_as=None):
+                 same_as=None, skip=()):
     """Cross-validate candidates that share precomputed Grams.
 
     Parameters
@@ -172,6 +173,10 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         candidate (the two groups list the same scoring parameters, e.g. ridges, in the
         same order), and the earlier group's Gram; they are ranked and kept like the
         others.
+    skip : collection of int, default=()
+        Groups left unscored (a screening dropped them; ``grams`` gives anything for
+        them): their candidates score NaN, without a warning, and are never ranked.
+        A group of ``same_as`` is skipped with the group it maps to.
 
     Returns
     -------
@@ -225,7 +230,9 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
         for s, (K, idxs) in enumerate(zip(grams, groups)):
             kernel_time[idxs] = time.perf_counter() - t
             t1 = time.perf_counter()
-            if s in same_as:
+            if s in skip:
+                pass
+            elif s in same_as:
                 h = same_as[s]
                 K = kept.pop(h, None) if last_use[h] == s else kept.get(h)
                 if h in non_finite:
@@ -263,7 +270,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
                 fit_time[idxs] = (time.perf_counter() - t1) / len(tasks)
             if s in same_as.values() and s not in non_finite:
                 kept[s] = K
-            if s not in non_finite:
+            if s not in non_finite and s not in skip:
                 for i in priors:
                     if i in idxs:
                         prior_grams[i] = (K, s)
@@ -586,33 +593,43 @@ class BaseKernelSearchCV(BaseEstimator):
             if (_grids._unit_rms_of(raw.rms) if cluster else _grids.unit_rms(raw)):
                 same_as, redirect = _same_settings(grid, candidates, kernel_groups)
 
-        computed = [idxs for g, idxs in enumerate(kernel_groups) if g not in same_as]
-
-        def computed_grams():  # those of the groups not in same_as, in order
+        def computed_grams(computed, series):  # of the groups computed, in order
             if features is not None:
-                yield from features.grams(base, candidates, computed, raw)
+                yield from features.grams(base, candidates, computed, series)
                 return
             if getattr(base, "device", "cpu") == "cuda":
-                yield from _batched_cuda_grams(base, candidates, computed, raw)
+                yield from _batched_cuda_grams(base, candidates, computed, series)
                 return
             for idxs in computed:
                 est = clone(base).set_params(**candidates[idxs[0]])
                 try:
-                    yield est._gram(est._prepare(raw))
+                    yield est._gram(est._prepare(series))
                 except KernelOverflowError:
                     yield None  # scored NaN, with the engine's warning
 
-        def grams():
-            source = computed_grams()
-            for g in range(len(kernel_groups)):  # same_as[g]'s Gram is the search's
-                yield None if g in same_as else next(source)
+        def grams(series, skip=()):  # same_as[g]'s Gram is the search's
+            lazy = [g in same_as or g in skip for g in range(n_settings)]
+            source = computed_grams([idxs for g, idxs in enumerate(kernel_groups)
+                                     if not lazy[g]], series)
+            for g in range(n_settings):
+                yield None if lazy[g] else next(source)
 
-        outcome = search_grams(grams(), kernel_groups, full, y, splits, fold_score,
+        def subsample_search(idx):  # the same search on a subsample of the series
+            scorer = RidgeLOOScorer(classification=not base._is_regressor)
+            return search_grams(grams([raw[i] for i in idx]), kernel_groups, full, y[idx],
+                                [(np.arange(len(idx)),) * 2], score_gram=scorer,
+                                same_as=same_as, error_score=self.error_score)
+
+        screen = (screen_settings(subsample_search, self, y, kernel_groups, same_as,
+                                  n_average) if exact_loo and features is None else None)
+        outcome = search_grams(grams(raw, () if screen is None else screen.skip),
+                               kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
                                same_as=same_as,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
                                error_score=self.error_score,
-                               progress=self._progress(n_settings))
+                               progress=self._progress(n_settings),
+                               skip=() if screen is None else screen.skip)
         if outcome.failures:
             warnings.warn(
                 f"\n{len(outcome.failures)} fits failed out of a total of "
@@ -623,6 +640,8 @@ class BaseKernelSearchCV(BaseEstimator):
             )
         self.cv_results_ = results_dict(candidates, outcome.scores, outcome.kernel_time,
                                         outcome.fit_time)
+        if screen is not None:
+            self.cv_results_["screen_test_score"] = screen.scores
         if outcome.best_index >= 0:  # the best score, then the tie-break, then grid order
             self.best_index_ = outcome.best_index
         else:
