@@ -7,7 +7,7 @@ successive halving does (:class:`sklearn.model_selection.HalvingGridSearchCV`, J
 and Talwalkar, 2016), the search then scores every setting on a stratified subsample
 of ``screen`` series first, with the same leave-one-out, and scores on all the series
 only the settings that the refit can use: the best ``n_average`` of the subsample
-(and the settings whose Gram is theirs). The others keep their subsample scores.
+(and the settings whose Gram is theirs). The others are scored on the subsample only.
 """
 
 import numbers
@@ -87,7 +87,7 @@ def screen_subsample(y, size, classification):
 
 
 def screened_settings(scores, tiebreak, groups, same_as, keep):
-    """Return the settings (group indices) to score on every series, best first.
+    """Return the settings (group indices) to score on every series.
 
     Parameters
     ----------
@@ -107,17 +107,15 @@ def screened_settings(scores, tiebreak, groups, same_as, keep):
     Returns
     -------
     kept : list of int
-        Group indices.
+        Group indices: the ``keep`` best, best first, then the settings that share
+        their Gram.
     """
     best = []
     for g, idxs in enumerate(groups):
         means = np.mean(scores[idxs], axis=1)
-        if np.all(np.isnan(means)):
-            continue
-        i = int(np.nanargmax(means))
-        top = means[i]
-        i = max((j for j in range(len(idxs)) if means[j] == top), key=lambda j: tiebreak[idxs[j]])
-        best.append((-top, -tiebreak[idxs[i]], g))
+        if not np.all(np.isnan(means)):  # its best candidate: mean score, then tie-break
+            top = max((-np.inf if np.isnan(m) else m, tiebreak[i]) for m, i in zip(means, idxs))
+            best.append((-top[0], -top[1], g))
     kept = [g for *_, g in sorted(best)[:keep]]
     for g, h in same_as.items():
         if g in kept and h not in kept:
