@@ -289,3 +289,29 @@ def test_series_in_memory_stay_in_memory_without_dasks_backend(rng):
     assert training_series(X, 10) is None
     blocks = SeriesBlocks.from_array(X)
     assert training_series(blocks, 10) is blocks
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 8, 9, 17, 25, 65, 513])
+def test_the_tree_built_while_submitting_is_combine_rs_tree(n_blocks):
+    # the R factors combined as they are submitted (a bounded number waiting): the same
+    # nodes as combine_r's level-by-level tree, so the same factor bitwise
+    from rntk._model_selection._cluster import _Tree
+    from rntk._model_selection._features import combine_r
+
+    class Done:  # a finished future
+        def __init__(self, value):
+            self.value = value
+
+        def result(self):
+            return self.value
+
+    class Client:
+        def submit(self, fn, *args, **kwargs):
+            return Done(fn(*[a.value for a in args]))
+
+    rng = np.random.default_rng(n_blocks)
+    factors = [np.triu(rng.normal(size=(6, 6))) for _ in range(n_blocks)]
+    tree = _Tree(Client())
+    for f in factors:
+        tree.add(Done(f))
+    np.testing.assert_array_equal(tree.root().result(), combine_r(factors))
