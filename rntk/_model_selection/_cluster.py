@@ -370,27 +370,41 @@ def apply_blocks(est, method, source, verbose=0):
     return np.concatenate(client.gather(futures))
 
 
-def _report(client, futures, verbose, what):
+def _report(client, futures, verbose, what, progress=None):
     """Wait for ``futures`` (their results stay on the workers), raising a task's error.
 
-    When ``verbose``, print the finished tasks every tenth (every one above 1).
+    When ``verbose``, print the finished tasks every tenth (every one above 1); a
+    ``progress`` (:class:`_Progress`) that counted the first of them goes on from there.
     """
     wait, as_completed = dask_names("wait", "as_completed")
     if not verbose:
         wait(futures)
     else:
-        start, total, done = time.perf_counter(), len(futures), 0
-        every = max(1, total // 10) if verbose == 1 else 1
-        for fut in as_completed(futures):
+        progress = progress or _Progress(len(futures), verbose, what)
+        for fut in as_completed(futures[progress.done:]):
             if fut.status == "error":
                 break
-            done += 1
-            if done % every == 0 or done == total:
-                print(f"[rntk.distributed] {what} {done}/{total} | elapsed "
-                      f"{time.perf_counter() - start:6.1f}s", flush=True)
+            progress.update(progress.done + 1)
     for fut in futures:
         if fut.status == "error":
             fut.result()  # raises the task's error here
+
+
+class _Progress:
+    """Lines of ``[rntk.distributed] <what> done/total``, every tenth (every one above 1)."""
+
+    def __init__(self, total, verbose, what):
+        self.total, self.what, self.done = total, what, 0
+        self.every = max(1, total // 10) if verbose == 1 else 1
+        self.start = time.perf_counter()
+
+    def update(self, done):
+        """Count ``done`` tasks finished, printing the lines it passes."""
+        for k in range(self.done + 1, done + 1):
+            if k % self.every == 0 or k == self.total:
+                print(f"[rntk.distributed] {self.what} {k}/{self.total} | elapsed "
+                      f"{time.perf_counter() - self.start:6.1f}s", flush=True)
+        self.done = max(self.done, done)
 
 
 # -- the large-n search on a cluster ------------------------------------------------------
@@ -519,9 +533,15 @@ class _Tree:
         self.add(node, level + 1)
 
     def wait_for(self, k):
-        """Wait until the node that combines block ``k``'s factor has run (if any)."""
-        if k >= 0 and k // R_FANIN < len(self.nodes):
-            dask_names("wait")[0](self.nodes[k // R_FANIN])
+        """Wait until the node that combines block ``k``'s factor has run (if any).
+
+        Return the number of blocks known to be done then (every block of its group).
+        """
+        g = k // R_FANIN
+        if k < 0 or g >= len(self.nodes):
+            return 0
+        dask_names("wait")[0](self.nodes[g])
+        return (g + 1) * R_FANIN
 
     def root(self):
         """Return the future of the R factor of every block (the last groups combined)."""
@@ -638,8 +658,12 @@ class ClusterFeaturePath(FeaturePath):
             own = W @ nys.normalization_
             est_f, nys_f = client.scatter([est, nys], broadcast=True, hash=False)
             phi, tree = [], _Tree(client)
+            what = f"kernel setting {s + 1}/{len(kernel_groups)}: block"
+            progress = _Progress(len(series.items), self.verbose, what)
             for k, item in enumerate(series.items):
-                tree.wait_for(k - _AHEAD)
+                done = tree.wait_for(k - _AHEAD)
+                if self.verbose and done:
+                    progress.update(done)
                 pos, rows = self._self_rows[k]
                 inputs = (item, k, series.missing, est_f, nys_f, rows, own[pos])
                 i0, i1 = series.offsets[k], series.offsets[k + 1]
@@ -647,8 +671,7 @@ class ClusterFeaturePath(FeaturePath):
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 tree.add(client.submit(operator.itemgetter(1), f, pure=False))
             try:
-                _report(client, phi, self.verbose,
-                        f"kernel setting {s + 1}/{len(kernel_groups)}: block")
+                _report(client, phi, self.verbose, what, progress)
                 R = tree.root().result()
             except KernelOverflowError:
                 yield None
