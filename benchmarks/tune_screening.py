@@ -61,9 +61,8 @@ def _pair(X, y, X_test, y_test):
     return a, b, kept_a == kept_b, s_a, s_b
 
 
-def evaluate(name, home):
+def evaluate(name, X, y, X_test, y_test):
     """Return the row of one set: nested CV and test, without and with the screening."""
-    X, y, X_test, y_test = _load(name, home)
     X, X_test = list(X), list(X_test)
     nested = []
     for train, test in outer_folds(y):
@@ -119,18 +118,18 @@ def main(argv=None):
     ap.add_argument("--out", default="results/tune_screening")
     ap.add_argument("--quick", action="store_true", help="the smallest eligible set only")
     args = ap.parse_args(argv)
-    sets = []
+    sets = []  # (n_train, name, its data), each set read once
     for home in args.data_home:
         for d in sorted(Path(home).iterdir()):
             if d.is_dir():
-                n = len(_load(d.name, home)[1])
-                if n >= args.min_train:
-                    sets.append((n, d.name, home))
+                data = _load(d.name, home)
+                if len(data[1]) >= args.min_train:
+                    sets.append((len(data[1]), d.name, data))
     if args.quick:
-        sets = sorted(sets)[:1]
+        sets = sorted(sets, key=lambda s: s[:2])[:1]
     rows = []
-    for _, name, home in sets:
-        rows.append(evaluate(name, home))
+    for _, name, data in sets:
+        rows.append(evaluate(name, *data))
         r = rows[-1]
         print(f"{name:32s} nested {r['nested_none']:6.2f} -> {r['nested_screen']:6.2f}  "
               f"test {r['test_none']:6.2f} -> {r['test_screen']:6.2f}  "

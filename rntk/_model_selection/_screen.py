@@ -28,8 +28,6 @@ SCREEN_CONSTRAINTS = {
 }
 #: The subsample's seed.
 SCREEN_SEED = 0
-#: Settings kept beyond the ``n_average`` best of the subsample (``tune_screening.py``).
-SCREEN_EXTRA = 0
 
 
 class Screening(NamedTuple):
@@ -51,20 +49,20 @@ def resolve_screen(screen, n):
     return size if n > 2 * size else None
 
 
-def screen_settings(subsample_search, search, y, groups, same_as, n_average):
+def screen_settings(subsample_search, search, y, groups, same_as, n_average,
+                    classification):
     """Screen the settings of ``search`` (an estimator) on a subsample, or return None.
 
     ``subsample_search(index)`` runs the search's leave-one-out on the series of
     ``index`` and returns its :class:`SearchOutcome`. Nothing runs (``None``) when
-    :func:`resolve_screen` of the search's ``screen`` says so.
+    :func:`resolve_screen` of the search's ``screen`` says so, or when there are no
+    more settings than ``n_average``, the settings the refit averages and keeps.
     """
-    classification = not search._base_estimator()._is_regressor
     size = resolve_screen(getattr(search, "screen", None), len(y))
-    if size is None or len(groups) <= n_average + SCREEN_EXTRA:
+    if size is None or len(groups) <= n_average:
         return None
     first = subsample_search(screen_subsample(y, size, classification))
-    kept = screened_settings(first.scores, first.tiebreak, groups, same_as,
-                             n_average + SCREEN_EXTRA)
+    kept = screened_settings(first.scores, first.tiebreak, groups, same_as, n_average)
     if search.verbose > 0:
         print(f"[{type(search).__name__}] Screened the {len(groups)} kernel settings on "
               f"{size} of the {len(y)} series: {len(kept)} scored on all of them",

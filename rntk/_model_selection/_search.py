@@ -621,15 +621,15 @@ class BaseKernelSearchCV(BaseEstimator):
                                 same_as=same_as, error_score=self.error_score)
 
         screen = (screen_settings(subsample_search, self, y, kernel_groups, same_as,
-                                  n_average) if exact_loo and features is None else None)
-        outcome = search_grams(grams(raw, () if screen is None else screen.skip),
-                               kernel_groups, full, y, splits, fold_score,
+                                  n_average, not base._is_regressor)
+                  if exact_loo and features is None else None)
+        skip = () if screen is None else screen.skip
+        outcome = search_grams(grams(raw, skip), kernel_groups, full, y, splits, fold_score,
                                score_gram=score_gram, keep=n_average, prior=prior,
                                same_as=same_as,
                                n_jobs=self.n_jobs if self.scoring is None else 1,
                                error_score=self.error_score,
-                               progress=self._progress(n_settings),
-                               skip=() if screen is None else screen.skip)
+                               progress=self._progress(n_settings), skip=skip)
         if outcome.failures:
             warnings.warn(
                 f"\n{len(outcome.failures)} fits failed out of a total of "
