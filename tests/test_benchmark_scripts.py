@@ -200,10 +200,10 @@ def test_bench_panel_quick(panel, tmp_path, monkeypatch, hide_aeon):
     assert "1 sets: rntk" in (tmp_path / "out" / "summary.md").read_text()
 
 
-
-def test_bench_panel_reads_a_ts_panel(tmp_path):
-    # the UEA layout: NAME/NAME_{TRAIN,TEST}.ts, multivariate, of unequal lengths, and a
-    # peer_results.csv of other sets beside the folder (as ../shared/data holds)
+@pytest.fixture
+def ts_panel(tmp_path):
+    """The UEA layout: ``NAME/NAME_{TRAIN,TEST}.ts``, multivariate, of unequal lengths, and
+    a ``peer_results.csv`` of other sets beside the folder (as ``../shared/data`` holds)."""
     rng = np.random.default_rng(0)
     home = tmp_path / "data" / "uea"
     (home / "Motions").mkdir(parents=True)
@@ -218,6 +218,11 @@ def test_bench_panel_reads_a_ts_panel(tmp_path):
             lines.append(":".join(",".join(f"{v:.5g}" for v in ch) for ch in x)
                          + (":a" if i % 2 == 0 else ":b"))
         (home / "Motions" / f"Motions_{split}.ts").write_text("\n".join(lines) + "\n")
+    return home
+
+
+def test_bench_panel_reads_a_ts_panel(ts_panel, tmp_path):
+    home = ts_panel
     _script("bench_panel.py").main(["--quick", "--data-home", str(home),
                                     "--out", str(tmp_path / "out")])
     (row,) = _csv(tmp_path / "out" / "results.csv")
@@ -336,6 +341,25 @@ def test_tune_local_shapes_quick(panel, tmp_path):
     assert len(variants) == 1 + 2 * len(module.VARIANTS)
     assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "shot2", "test"))
     assert "in place of the quantiles" in (tmp_path / "out" / "local_shapes.md").read_text()
+
+
+def test_tune_channels_quick(ts_panel, tmp_path):
+    module = _script("tune_channels.py")
+    rows = module.main(["--quick", "--data-home", str(ts_panel), "--out", str(tmp_path / "out"),
+                        "--cache", str(tmp_path / "cache")])
+    assert [r["variant"] for r in rows] == list(module.plans())
+    assert all(r["channels"] == 2 and 0 <= r["nested"] <= 100 for r in rows)
+    # the mean over channels is the mean of the one-channel Grams
+    xtr, _, xte, _ = _script("tune_local_shapes.py").load("Motions", ts_panel)
+    G = module.set_grams("Motions", (xtr, xte), tmp_path / "cache")
+    one = [_script("tune_panel_grid.py").grams(f"Motions__ch{c}", "pool8",
+                                               ([x[:, c:c + 1] for x in xtr], None),
+                                               tmp_path / "cache", "float32")[0]
+           for c in range(2)]
+    np.testing.assert_allclose(G[10 + module.SIX.index("pool8") - 1][0], (one[0] + one[1]) / 2)
+    scaled = module.channels_scaled(xtr)
+    assert all(np.allclose(np.mean(s * s, axis=0), 0.5) for s in scaled)
+    assert "mean over channels" in (tmp_path / "out" / "channels.md").read_text()
 
 
 def test_tune_target_transform_quick(tser_panel, tmp_path):
