@@ -26,7 +26,9 @@ candidates apart, as with one series per class):
   weights), its ridge by LOO; ``or top-3``: that or the default's average, whichever
   has the better LOO score.
 
-``top-3 weighted``: the three decisions weighted by rank.
+``top-3 weighted``: the three decisions weighted by rank. ``CAWPE`` (the weighting of
+HIVE-COTE's members): every setting's best candidate, or the top-3, weighted by its LOO
+accuracy to the power 4.
 
 ``--replace`` scores the default without each of its settings, and settings of the
 same family in place of one of the default's (the banded setting, the level-and-scale
@@ -246,6 +248,19 @@ def rule_weighted(t, subset, weights):
     return list(zip(picks, weights))
 
 
+def rule_cawpe(t, subset, k=None, alpha=4):
+    """CAWPE (Large et al., 2019): the settings' decisions weighted by LOO accuracy^alpha.
+
+    Every setting's best candidate (``k``: the ``k`` best only), as HIVE-COTE weights its
+    members by their estimated accuracy to the power 4; the prior pair where LOO cannot
+    tell.
+    """
+    best, keys = per_setting(t, subset)
+    if undecided(keys):
+        return with_prior(t, subset, keys, best)
+    return [(p, keys[p][0] ** alpha) for p in best[:k]]
+
+
 def splits_of(y):
     """Return the protocol's splits of a training set: test, nested, 1 and 2 per class."""
     return {"test": [(np.arange(len(y)), None)], "nested": T.outer_folds(y),
@@ -307,6 +322,8 @@ RULES = {
     "top-3 weighted 2:1:1": lambda t, s: rule_weighted(t, s, (2, 1, 1)),
     "top-3 weighted 2:2:1": lambda t, s: rule_weighted(t, s, (2, 2, 1)),
     "top-3 weighted 3:2:1": lambda t, s: rule_weighted(t, s, (3, 2, 1)),
+    "CAWPE: every setting weighted by LOO accuracy^4": rule_cawpe,
+    "CAWPE: the top-3 weighted by LOO accuracy^4": lambda t, s: rule_cawpe(t, s, 3),
 }
 
 

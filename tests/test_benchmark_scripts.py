@@ -301,6 +301,20 @@ def test_tune_panel_ensembles_quick(panel, tmp_path):
     assert (out / "rules.md").exists()
 
 
+def test_cawpe_weights_the_settings_by_their_loo_accuracy():
+    module = _script("tune_panel_ensembles.py")
+    y = np.array([0, 1, 0, 1])
+    classes, Y = np.array([0, 1]), np.where(np.eye(2)[y] > 0, 1.0, -1.0)
+    right, half = Y.copy(), Y.copy()
+    half[:2] *= -1  # the first two series predicted wrong
+    n_alpha = len(module.DEFAULT_ALPHA)
+    t = dict(loo=np.array([[half] * n_alpha, [right] * n_alpha]), Y=Y, y=y, classes=classes)
+    picks = module.rule_cawpe(t, [0, 1])
+    assert [p[0] for p, _ in picks] == [1, 0]  # best first
+    np.testing.assert_allclose([w for _, w in picks], [1.0, 0.5 ** 4])
+    assert len(module.rule_cawpe(t, [0, 1], k=1)) == 1
+
+
 def test_tune_panel_ensembles_replace_quick(panel, tmp_path):
     module = _script("tune_panel_ensembles.py")
     rows = module.main(["--replace", "--quick", "--data-home", str(panel), "--out",
