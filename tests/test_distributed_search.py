@@ -245,7 +245,7 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     from rntk._model_selection._features import FeatureStats
     stats = FeatureStats(R, 20, 5)
     expected = stats.loo(memory, y[10:], [0.1, 1.0])
-    args = (y[10:], labels[10:], classes, [0.1, 1.0])
+    args = ((est, nys), y[10:], labels[10:], classes, [0.1, 1.0])
     loo, counts = _second_pass(stats, memory, *args, "memory")
     np.testing.assert_array_equal(loo, expected)
     path, counts_disk = _second_pass(stats, held, *args, "disk")
@@ -263,6 +263,27 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     np.testing.assert_array_equal(counts_disk[0], counts[0])
     with pytest.raises(ValueError, match="features must be 'disk' or 'memory'"):
         SeriesBlocks([X], features="ram")
+
+
+def test_a_file_of_features_travels_light_and_finds_its_block_again(client, rng):
+    """What the second pass receives from another worker: the file and the block's key,
+    neither the series nor the setting's landmarks (they stayed there until it ran)."""
+    import pickle
+
+    from rntk import RNTKNystroem
+    from rntk._model_selection._cluster import _block_features, _first_pass, _item_ref
+    from rntk.model_selection import one_vs_all_targets
+    X = rng.normal(size=(400, 50))
+    _, y = one_vs_all_targets(np.arange(400) % 2)
+    nys = RNTKNystroem(n_components=40, random_state=0).fit(X[:40])
+    est = RNTKClassifierCV()._base_estimator()
+    [block] = client.scatter([X[40:]], hash=False)
+    inputs = (X[40:], 1, "raise", est, nys, [], np.empty((0, 40)))
+    held, _ = _first_pass(inputs, y[40:], "disk", _item_ref(block))
+    assert len(pickle.dumps(held)) < 2000 < X[40:].nbytes  # was the series and nys: 0.2 MB
+    os.remove(held.path)  # as on another machine: computed again from the cluster's block
+    again = client.submit(lambda h, e, n: h.load(e, n), held, est, nys).result()
+    np.testing.assert_allclose(again, _block_features(*inputs), rtol=1e-12)
 
 
 def test_a_block_is_validated_with_its_number(rng):

@@ -419,19 +419,23 @@ def _block_features(item, k, missing, est, nys, self_rows, self_features):
     return nys._features(xs, rest, out) if rest.size else out
 
 
-def _first_pass(inputs, Y, where):
+def _first_pass(inputs, Y, where, ref=None):
     """Return a block's features (or the file that holds them) and their R factor.
 
     ``inputs``: the arguments of :func:`_block_features`. ``where="disk"``: the features
     go to a file of the worker's local directory, read back by :func:`_second_pass`, so
     that a worker holds one block at a time; ``"memory"``: they stay in its memory. The R
-    factor is None where the features are not finite (an overflow).
+    factor is None where the features are not finite (an overflow). ``ref``: how the file's
+    :class:`_OnDisk` finds the block's series again (:func:`_item_ref`; default: the series
+    given).
     """
     Phi = _block_features(*inputs)
     R = feature_block_r(Phi, Y) if np.all(np.isfinite(Phi)) else None
     if where == "memory" or R is None:
         return Phi, R
-    return _OnDisk(_save(Phi, "features"), inputs), R
+    item, k, missing, _, _, rows, own = inputs
+    return _OnDisk(_save(Phi, "features"), item if ref is None else ref, k, missing, rows,
+                   own), R
 
 
 def _save(values, what):
@@ -456,30 +460,61 @@ def _remove(paths):
             pass
 
 
+class _ItemKey:
+    """The key of a block held on the cluster (a future's data), fetched when needed."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def fetch(self):
+        """Return the block's data (on a worker: from the worker that holds it)."""
+        get_client, future = dask_names("get_client", "Future")
+        return future(self.key, get_client()).result()
+
+
+def _item_ref(item):
+    """Return what a file of features keeps of its block: a future's key, else the item.
+
+    The block's data itself would travel with the file's :class:`_OnDisk` each time the
+    scheduler runs the second pass on another worker, and stay there until it runs.
+    """
+    return _ItemKey(item.key) if type(item).__name__ == "Future" else item
+
+
 class _OnDisk:
-    """A block's features in a file of a worker, and how to compute them again."""
+    """A block's features in a file of a worker, and how to compute them again.
 
-    def __init__(self, path, inputs):
-        self.path, self.inputs = path, inputs
+    It holds the file and what locates the block's series (light: it travels between
+    workers when the second pass runs on another one); the kernel setting and its
+    landmarks come with the second pass from the futures broadcast to every worker.
+    """
 
-    def load(self):
+    def __init__(self, path, ref, k, missing, rows, own):
+        self.path, self.ref, self.k, self.missing = path, ref, k, missing
+        self.rows, self.own = rows, own
+
+    def load(self, est, nys):
         """Return the features, deleting the file (computed again where it is not here)."""
         try:
             Phi = np.load(self.path)
         except OSError:  # another machine's file, or a worker restarted: compute again
-            return _block_features(*self.inputs)
+            item = self.ref.fetch() if isinstance(self.ref, _ItemKey) else self.ref
+            return _block_features(item, self.k, self.missing, est, nys, self.rows,
+                                   self.own)
         os.remove(self.path)
         return Phi
 
 
-def _second_pass(stats, held, Y, y, classes, alphas, where):
+def _second_pass(stats, held, setting, Y, y, classes, alphas, where):
     """Return a block's leave-one-out predictions for every ridge, and its counts.
 
-    The predictions (``(n_alphas, n_rows, n_targets)``) stay in the worker's memory, or
-    with ``where="disk"`` in a file of its local directory (their path is returned); the
+    ``setting``: the estimator and the fitted Nystroem of the kernel setting (to compute
+    the features again where their file is not on this machine). The predictions
+    (``(n_alphas, n_rows, n_targets)``) stay in the worker's memory, or with
+    ``where="disk"`` in a file of its local directory (their path is returned); the
     counts are those of :func:`_block_counts`.
     """
-    Phi = held.load() if isinstance(held, _OnDisk) else held
+    Phi = held.load(*setting) if isinstance(held, _OnDisk) else held
     loo = stats.loo(Phi, Y, alphas)
     counts = _block_counts(loo, Y, y, classes)
     return (loo if where == "memory" else _save(loo, "loo")), counts
@@ -561,7 +596,15 @@ def _block_counts(loo, Y, y, classes):
 
 
 class _ClusterSetting(SettingFeatures):
-    """One kernel setting on the cluster: ``Phi`` the futures of its blocks' features."""
+    """One kernel setting on the cluster: ``Phi`` the futures of its blocks' features.
+
+    ``setting``: the futures of its estimator and fitted Nystroem, broadcast to every
+    worker (the second pass reads them).
+    """
+
+    def __init__(self, Phi, nys, stats, setting):
+        super().__init__(Phi, nys, stats)
+        self.setting = setting
 
     def all_finite(self):
         return True  # a setting whose features overflow is None
@@ -629,8 +672,8 @@ class ClusterFeaturePath(FeaturePath):
         self._files = []  # futures of the paths of the leave-one-out files
         try:
             yield from self._grams(base, candidates, kernel_groups)
-        finally:
-            if self._files:
+        finally:  # (a generator dropped after its client closed has nothing to ask)
+            if self._files and self.client.status == "running":
                 paths = self.client.gather(self._files)
                 self._files = []
                 # on every worker: a file is on its writer's machine
@@ -667,7 +710,8 @@ class ClusterFeaturePath(FeaturePath):
                 pos, rows = self._self_rows[k]
                 inputs = (item, k, series.missing, est_f, nys_f, rows, own[pos])
                 i0, i1 = series.offsets[k], series.offsets[k + 1]
-                f = client.submit(_first_pass, inputs, Y[i0:i1], series.features, pure=False)
+                f = client.submit(_first_pass, inputs, Y[i0:i1], series.features,
+                                  _item_ref(item), pure=False)
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 tree.add(client.submit(operator.itemgetter(1), f, pure=False))
             try:
@@ -680,7 +724,7 @@ class ClusterFeaturePath(FeaturePath):
                 yield None
                 continue
             stats = FeatureStats(R, len(series), self.m)
-            yield _ClusterSetting(phi, nys, stats)
+            yield _ClusterSetting(phi, nys, stats, [est_f, nys_f])
 
     def score(self, K, y, params):
         """Return the leave-one-out scores of the ridges ``params`` on the setting ``K``."""
@@ -694,11 +738,11 @@ class ClusterFeaturePath(FeaturePath):
         loo, counts = [], []
         for k, f in enumerate(K.Phi):
             i0, i1 = series.offsets[k], series.offsets[k + 1]
-            both = client.submit(_second_pass, stats_f, f, Y[i0:i1], y[i0:i1], classes,
-                                 absolute, series.features, pure=False)
+            both = client.submit(_second_pass, stats_f, f, K.setting, Y[i0:i1], y[i0:i1],
+                                 classes, absolute, series.features, pure=False)
             loo.append(client.submit(operator.itemgetter(0), both, pure=False))
             counts.append(client.submit(operator.itemgetter(1), both, pure=False))
-        K.Phi = None  # the features are released once their leave-one-out is computed
+        K.Phi = K.setting = None  # released once their leave-one-out is computed
         got = client.gather(counts)
         if series.features == "disk":
             self._files += loo
