@@ -473,12 +473,13 @@ class _ItemKey:
 
 
 def _item_ref(item):
-    """Return what a file of features keeps of its block: a future's key, else the item.
+    """Return what a file of features keeps of its block: a loader, or a future's key.
 
-    The block's data itself would travel with the file's :class:`_OnDisk` each time the
-    scheduler runs the second pass on another worker, and stay there until it runs.
+    A bound block is one or the other (:meth:`SeriesBlocks._bind`). The block's data
+    itself would travel with the file's :class:`_OnDisk` each time the scheduler runs
+    the second pass on another worker, and stay there until it runs.
     """
-    return _ItemKey(item.key) if type(item).__name__ == "Future" else item
+    return item if callable(item) else _ItemKey(item.key)
 
 
 class _OnDisk:
