@@ -640,6 +640,8 @@ class ClusterFeaturePath(FeaturePath):
 
     def __init__(self, series, y, n_components, verbose=0):
         self._classes, self._Y = one_vs_all_targets(y)  # the targets of every setting
+        self._y = np.asarray(y)
+        self._targets = None  # the futures of the blocks' targets and labels, once per fit
         self.series, self.client = series, series.client
         n = len(series)
         self.m = min(int(n_components), n)
@@ -660,6 +662,20 @@ class ClusterFeaturePath(FeaturePath):
 
         self.scorer = Scorer(classification=True)
 
+    def _target_blocks(self):
+        """Return the futures of every block's targets and of its labels.
+
+        Scattered once per fit: a task that names a future instead of the arrays themselves
+        leaves nothing of them in the scheduler's record of it, which it keeps as long as
+        the task's results are held (the leave-one-out files until the search ends).
+        """
+        if self._targets is None:
+            cuts = list(zip(self.series.offsets[:-1], self.series.offsets[1:]))
+            futures = self.client.scatter([self._Y[i0:i1] for i0, i1 in cuts]
+                                          + [self._y[i0:i1] for i0, i1 in cuts], hash=False)
+            self._targets = futures[:len(cuts)], futures[len(cuts):]
+        return self._targets
+
     def fit_preparation(self, est, raw):
         """Fit what the preparations learn (nothing: each is per series) on the landmarks."""
         est._fit_preparation(self.landmarks)
@@ -674,6 +690,7 @@ class ClusterFeaturePath(FeaturePath):
         try:
             yield from self._grams(base, candidates, kernel_groups)
         finally:  # (a generator dropped after its client closed has nothing to ask)
+            self._targets = None
             if self._files and self.client.status == "running":
                 paths = self.client.gather(self._files)
                 self._files = []
@@ -682,7 +699,7 @@ class ClusterFeaturePath(FeaturePath):
 
     def _grams(self, base, candidates, kernel_groups):
         client, series = self.client, self.series
-        Y = self._Y
+        Y, _ = self._target_blocks()
         for s, idxs in enumerate(kernel_groups):
             est = clone(base).set_params(**candidates[idxs[0]])
             learnt = fit_preparations(self.landmarks, est._preparation_values())
@@ -710,8 +727,7 @@ class ClusterFeaturePath(FeaturePath):
                     progress.update(done)
                 pos, rows = self._self_rows[k]
                 inputs = (item, k, series.missing, est_f, nys_f, rows, own[pos])
-                i0, i1 = series.offsets[k], series.offsets[k + 1]
-                f = client.submit(_first_pass, inputs, Y[i0:i1], series.features,
+                f = client.submit(_first_pass, inputs, Y[k], series.features,
                                   _item_ref(item), pure=False)
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 tree.add(client.submit(operator.itemgetter(1), f, pure=False))
@@ -732,14 +748,14 @@ class ClusterFeaturePath(FeaturePath):
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0) or np.any(np.isinf(alphas)):
             raise ValueError("exact leave-one-out needs every alpha > 0 and finite")
-        classes, Y = self._classes, self._Y  # y: the labels this path was made with
+        classes = self._classes  # y: the labels this path was made with
         client, series = self.client, self.series
+        Yb, yb = self._target_blocks()
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
         loo, counts = [], []
         for k, f in enumerate(K.Phi):
-            i0, i1 = series.offsets[k], series.offsets[k + 1]
-            both = client.submit(_second_pass, stats_f, f, K.setting, Y[i0:i1], y[i0:i1],
+            both = client.submit(_second_pass, stats_f, f, K.setting, Yb[k], yb[k],
                                  classes, absolute, series.features, pure=False)
             loo.append(client.submit(operator.itemgetter(0), both, pure=False))
             counts.append(client.submit(operator.itemgetter(1), both, pure=False))
@@ -749,6 +765,6 @@ class ClusterFeaturePath(FeaturePath):
             self._files += loo
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
-        mse = np.sum([e for _, e in got], axis=0) / (n * Y.shape[1])
+        mse = np.sum([e for _, e in got], axis=0) / (n * self._Y.shape[1])
         self.scorer.last_loo = [_RemoteLoo(client, loo, a) for a in range(len(alphas))]
         return acc[:, None], -mse
