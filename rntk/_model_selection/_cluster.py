@@ -576,7 +576,9 @@ class _Tree:
         g = k // R_FANIN
         if k < 0 or g >= len(self.nodes):
             return 0
-        dask_names("wait")[0](self.nodes[g])
+        if self.nodes[g] is not None:  # then its factor is its parent's to hold
+            dask_names("wait")[0](self.nodes[g])
+            self.nodes[g] = None
         return (g + 1) * R_FANIN
 
     def root(self):
