@@ -248,11 +248,14 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     args = ((est, nys), y[10:], labels[10:], classes, [0.1, 1.0])
     loo, counts = _second_pass(stats, memory, *args, "memory")
     np.testing.assert_array_equal(loo, expected)
-    path, counts_disk = _second_pass(stats, held, *args, "disk")
+    (path, address), counts_disk = _second_pass(stats, held, *args, "disk")
+    assert address is None  # outside a worker: no worker to read it on
     np.testing.assert_array_equal(np.load(path), expected)  # the predictions, on disk
     np.testing.assert_array_equal(_loo_of(path, 1), expected[1])
     np.testing.assert_array_equal(_loo_of(loo, 1), expected[1])
     os.remove(path)
+    with pytest.raises(RuntimeError, match="gone with the worker that wrote them"):
+        _loo_of(path, 1)
     assert not os.path.exists(held.path)  # read once, then deleted
     loo_again, _ = _second_pass(stats, held, *args, "memory")  # the file is gone: computed
     np.testing.assert_allclose(loo_again, expected, rtol=1e-12)

@@ -11,6 +11,7 @@ import glob
 import math
 import operator
 import os
+import tempfile
 import time
 from functools import partial
 
@@ -438,14 +439,19 @@ def _first_pass(inputs, Y, where, ref=None):
                    own), R
 
 
-def _save(values, what):
-    """Write ``values`` to a new file of the worker's local directory; return its path."""
+def _worker():
+    """Return the Dask worker running this task (None outside a worker)."""
     try:
         from distributed import get_worker
-        folder = get_worker().local_directory
-    except (ImportError, ValueError):  # not on a worker: this process's temporary folder
-        import tempfile
-        folder = tempfile.gettempdir()
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _save(values, what):
+    """Write ``values`` to a new file of the worker's local directory; return its path."""
+    worker = _worker()  # not on a worker: this process's temporary folder
+    folder = tempfile.gettempdir() if worker is None else worker.local_directory
     path = os.path.join(folder, f"rntk-{what}-{os.getpid()}-{time.time_ns()}-{id(values)}.npy")
     np.save(path, values)
     return path
@@ -512,19 +518,27 @@ def _second_pass(stats, held, setting, Y, y, classes, alphas, where):
     ``setting``: the estimator and the fitted Nystroem of the kernel setting (to compute
     the features again where their file is not on this machine). The predictions
     (``(n_alphas, n_rows, n_targets)``) stay in the worker's memory, or with
-    ``where="disk"`` in a file of its local directory (their path is returned); the
-    counts are those of :func:`_block_counts`.
+    ``where="disk"`` in a file of its local directory (its path and the worker's address
+    are returned); the counts are those of :func:`_block_counts`.
     """
     Phi = held.load(*setting) if isinstance(held, _OnDisk) else held
     loo = stats.loo(Phi, Y, alphas)
     counts = _block_counts(loo, Y, y, classes)
-    return (loo if where == "memory" else _save(loo, "loo")), counts
+    if where == "memory":
+        return loo, counts
+    return (_save(loo, "loo"), getattr(_worker(), "address", None)), counts
 
 
 def _loo_of(held, a):
     """Return the leave-one-out predictions of ridge ``a`` of a block."""
-    loo = np.load(held, mmap_mode="r") if isinstance(held, str) else held
-    return np.array(loo[a])
+    if not isinstance(held, str):
+        return np.array(held[a])
+    try:
+        return np.array(np.load(held, mmap_mode="r")[a])
+    except FileNotFoundError as exc:
+        raise RuntimeError(
+            f"the leave-one-out predictions of a block ({held}) are gone with the worker "
+            "that wrote them (it left the cluster during the search): fit again") from exc
 
 
 def _stack(*factors):
@@ -614,13 +628,22 @@ class _ClusterSetting(SettingFeatures):
 
 
 class _RemoteLoo:
-    """The leave-one-out predictions of one ridge, kept on the workers until read."""
+    """The leave-one-out predictions of one ridge, kept on the workers until read.
 
-    def __init__(self, client, futures, a):
-        self.client, self.futures, self.a = client, futures, a
+    ``blocks``: per block, the future of its predictions in a worker's memory, or the
+    path of their file and the address of the worker that wrote it (read there).
+    """
+
+    def __init__(self, client, blocks, a):
+        self.client, self.blocks, self.a = client, blocks, a
+
+    def _read(self, held):
+        path, address = held if isinstance(held, tuple) else (held, None)
+        where = {} if address is None else {"workers": [address], "allow_other_workers": True}
+        return self.client.submit(_loo_of, path, self.a, pure=False, **where)
 
     def __array__(self, dtype=None, copy=None):
-        parts = [self.client.submit(_loo_of, f, self.a, pure=False) for f in self.futures]
+        parts = [self._read(held) for held in self.blocks]
         out = np.concatenate(self.client.gather(parts))
         return out if dtype is None else out.astype(dtype)
 
@@ -688,13 +711,13 @@ class ClusterFeaturePath(FeaturePath):
         The files of the leave-one-out predictions (``features="disk"``) are deleted when
         the search is done with the generator.
         """
-        self._files = []  # futures of the paths of the leave-one-out files
+        self._files = []  # the paths of the leave-one-out files, and their workers
         try:
             yield from self._grams(base, candidates, kernel_groups)
         finally:  # (a generator dropped after its client closed has nothing to ask)
             self._targets = None
             if self._files and self.client.status == "running":
-                paths = self.client.gather(self._files)
+                paths = [path for path, _ in self._files]
                 self._files = []
                 # on every worker: a file is on its writer's machine
                 self.client.run(_remove, paths, on_error="ignore")
@@ -755,16 +778,19 @@ class ClusterFeaturePath(FeaturePath):
         Yb, yb = self._target_blocks()
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
-        loo, counts = [], []
-        for k, f in enumerate(K.Phi):
-            both = client.submit(_second_pass, stats_f, f, K.setting, Yb[k], yb[k],
-                                 classes, absolute, series.features, pure=False)
-            loo.append(client.submit(operator.itemgetter(0), both, pure=False))
-            counts.append(client.submit(operator.itemgetter(1), both, pure=False))
+        both = [client.submit(_second_pass, stats_f, f, K.setting, Yb[k], yb[k], classes,
+                              absolute, series.features, pure=False)
+                for k, f in enumerate(K.Phi)]
         K.Phi = K.setting = None  # released once their leave-one-out is computed
-        got = client.gather(counts)
         if series.features == "disk":
+            # the files' places come here: no future (and no record of its task in the
+            # scheduler and the workers) is held per block until the search ends
+            loo, got = zip(*client.gather(both))
             self._files += loo
+        else:
+            loo = [client.submit(operator.itemgetter(0), f, pure=False) for f in both]
+            got = client.gather([client.submit(operator.itemgetter(1), f, pure=False)
+                                 for f in both])
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
         mse = np.sum([e for _, e in got], axis=0) / (n * self._Y.shape[1])
