@@ -11,7 +11,6 @@ import glob
 import math
 import operator
 import os
-import tempfile
 import time
 from functools import partial
 
@@ -32,6 +31,7 @@ from ._features import (
     stack_r,
 )
 from ._loo import decision_to_labels, one_vs_all_targets
+from ._on_workers import remove, save, this_worker, trim
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
@@ -435,35 +435,11 @@ def _first_pass(inputs, Y, where, ref=None):
     if where == "memory" or R is None:
         return Phi, R
     item, k, missing, _, _, rows, own = inputs
-    return _OnDisk(_save(Phi, "features"), item if ref is None else ref, k, missing, rows,
+    return _OnDisk(save(Phi, "features"), item if ref is None else ref, k, missing, rows,
                    own), R
 
 
-def _worker():
-    """Return the Dask worker running this task (None outside a worker)."""
-    try:
-        from distributed import get_worker
-        return get_worker()
-    except (ImportError, ValueError):
-        return None
 
-
-def _save(values, what):
-    """Write ``values`` to a new file of the worker's local directory; return its path."""
-    worker = _worker()  # not on a worker: this process's temporary folder
-    folder = tempfile.gettempdir() if worker is None else worker.local_directory
-    path = os.path.join(folder, f"rntk-{what}-{os.getpid()}-{time.time_ns()}-{id(values)}.npy")
-    np.save(path, values)
-    return path
-
-
-def _remove(paths):
-    """Delete files of a worker (those of another machine are not there)."""
-    for path in paths:
-        try:
-            os.remove(path)
-        except OSError:
-            pass
 
 
 class _ItemKey:
@@ -526,7 +502,7 @@ def _second_pass(stats, held, setting, Y, y, classes, alphas, where):
     counts = _block_counts(loo, Y, y, classes)
     if where == "memory":
         return loo, counts
-    return (_save(loo, "loo"), getattr(_worker(), "address", None)), counts
+    return (save(loo, "loo"), getattr(this_worker(), "address", None)), counts
 
 
 def _loo_of(held, a):
@@ -555,13 +531,12 @@ _AHEAD = 2 * R_FANIN
 class _Tree:
     """:func:`combine_r`'s tree as tasks, built while the blocks' factors are submitted.
 
-    The nodes are those of ``combine_r`` (each level's factors :data:`R_FANIN` at a
-    time, in order; the last group of a level as it is), so the R factor is the same,
-    bitwise. Submitted all at once, the blocks' factors (2 MB each at 500 landmarks)
-    waited in the workers' memory for most of the pass, about 20 of the 25 blocks of
-    100,000 series (the scheduler runs the first passes before the nodes, whatever
-    their priority); :meth:`wait_for` holds the submission back instead, so that at
-    most about :data:`_AHEAD` factors wait, whatever the number of blocks.
+    The nodes are those of ``combine_r`` (each level's factors :data:`R_FANIN` at a time,
+    in order; the last group of a level as it is): the same R factor, bitwise. Submitted
+    all at once, the blocks' factors (2 MB each at 500 landmarks) waited in the workers'
+    memory (the scheduler runs the first passes before the nodes, whatever their
+    priority); :meth:`wait_for` holds the submission back: at most about :data:`_AHEAD`
+    factors wait, whatever the number of blocks.
     """
 
     def __init__(self, client):
@@ -720,12 +695,13 @@ class ClusterFeaturePath(FeaturePath):
                 paths = [path for path, _ in self._files]
                 self._files = []
                 # on every worker: a file is on its writer's machine
-                self.client.run(_remove, paths, on_error="ignore")
+                self.client.run(remove, paths, on_error="ignore")
 
     def _grams(self, base, candidates, kernel_groups):
         client, series = self.client, self.series
         Y, _ = self._target_blocks()
         for s, idxs in enumerate(kernel_groups):
+            client.run(trim)  # what the last setting freed: the next one's peak is its own
             est = clone(base).set_params(**candidates[idxs[0]])
             learnt = fit_preparations(self.landmarks, est._preparation_values())
             if learnt:  # from the whole training set: not computed on blocks yet
