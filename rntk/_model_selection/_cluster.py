@@ -439,9 +439,6 @@ def _first_pass(inputs, Y, where, ref=None):
                    own), R
 
 
-
-
-
 class _ItemKey:
     """The key of a block held on the cluster (a future's data), fetched when needed."""
 
