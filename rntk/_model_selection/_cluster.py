@@ -31,7 +31,7 @@ from ._features import (
     stack_r,
 )
 from ._loo import decision_to_labels, one_vs_all_targets
-from ._on_workers import remove, save, this_worker, trim
+from ._on_workers import remove, save, this_worker
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
@@ -698,7 +698,6 @@ class ClusterFeaturePath(FeaturePath):
         client, series = self.client, self.series
         Y, _ = self._target_blocks()
         for s, idxs in enumerate(kernel_groups):
-            client.run(trim)  # what the last setting freed: the next one's peak is its own
             est = clone(base).set_params(**candidates[idxs[0]])
             learnt = fit_preparations(self.landmarks, est._preparation_values())
             if learnt:  # from the whole training set: not computed on blocks yet

@@ -1,6 +1,5 @@
-"""What a task of the cluster search does on its worker: its files, and its heap."""
+"""What a task of the cluster search keeps on its worker: its files."""
 
-import ctypes
 import os
 import tempfile
 import time
@@ -33,11 +32,3 @@ def remove(paths):
             os.remove(path)
         except OSError:
             pass
-
-
-def trim():
-    """Return the free memory of this worker's heap to the system (glibc: Linux)."""
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        return 0
