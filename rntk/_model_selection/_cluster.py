@@ -745,7 +745,7 @@ class ClusterFeaturePath(FeaturePath):
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0) or np.any(np.isinf(alphas)):
             raise ValueError("exact leave-one-out needs every alpha > 0 and finite")
-        classes = self._classes  # y: the labels this path was made with
+        classes = self._classes  # y is unused: its blocks were scattered with the targets
         client, series = self.client, self.series
         Yb, yb = self._target_blocks()
         absolute = alphas * K.stats.scale
