@@ -21,10 +21,11 @@ processes of one thread each (2 by default: the 2 cores of the machines here):
   for its accuracy and decisions (``--no-local`` skips it).
 
 Run with ``MALLOC_MMAP_THRESHOLD_`` set (the workers inherit it), the scaling rows are
-labelled with it (``part``), apart from the plot and the README's table.
+labelled with it (``part``), and so is their line in the plot.
 
 Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to change), and
-``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n).
+``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n,
+the latest run of each features mode, changes measured and left out aside).
 
 Usage::
 
@@ -218,31 +219,38 @@ def plot(csv_path, png_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in csv.DictReader(open(csv_path)) if r["part"] == "scaling"
-            and r["where"] == "cluster"]
+    # the scaling rows but those of a change measured and left out
+    rows = [r for r in csv.DictReader(open(csv_path)) if r["part"].startswith("scaling")
+            and "left out" not in r["part"] and r["where"] == "cluster"]
     if not rows:
         raise SystemExit(f"no scaling rows in {csv_path}")
-    modes = {}
-    for r in rows:  # the latest run of each size and mode
-        modes.setdefault(r.get("features") or "disk", {})[int(r["n_train"])] = r
+    modes = {}  # per mode, its latest run: rows of one part and of growing sizes
+    for r in rows:
+        mode, n = r.get("features") or "disk", int(r["n_train"])
+        part, run = modes.get(mode, (None, {}))
+        if part != r["part"] or n <= max(run):
+            modes[mode] = part, run = r["part"], {}
+        run[n] = r
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
     top = 0.0
-    for mode, latest in sorted(modes.items()):
+    for mode, (part, latest) in sorted(modes.items()):
         n = np.array(sorted(latest))
         fit = np.array([float(latest[k]["fit_s"]) for k in n])
         mem = np.array([float(latest[k]["peak_worker_mb"]) for k in n])
-        a.loglog(n, fit, "o-", label=f'features="{mode}"')
-        b.semilogx(n, mem, "o-", label=f'features="{mode}"')
+        extra = part.removeprefix("scaling").strip()  # the allocator's setting
+        label = f'features="{mode}"' + (f"\n{extra}" if extra else "")
+        a.loglog(n, fit, "o-", label=label)
+        b.semilogx(n, mem, "o-", label=label)
         top = max(top, mem.max())
         if mode == "disk":
             a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
     a.set_xlabel("training series (length 100)")
     a.set_ylabel("fit seconds")
-    a.legend()
+    a.legend(fontsize="small")
     b.set_ylim(0, top * 1.3)
     b.set_xlabel("training series (length 100)")
     b.set_ylabel("peak memory per worker (MB)")
-    b.legend()
+    b.legend(fontsize="small")
     fig.suptitle(f"RNTKClassifierCV() on a Dask cluster of {rows[0]['workers']} workers")
     fig.tight_layout()
     fig.savefig(png_path, dpi=120)
