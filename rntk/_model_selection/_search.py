@@ -231,7 +231,7 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
             kernel_time[idxs] = time.perf_counter() - t
             t1 = time.perf_counter()
             if s in skip:
-                pass
+                pass  # screened out: its candidates keep their NaN scores, unranked
             elif s in same_as:
                 h = same_as[s]
                 K = kept.pop(h, None) if last_use[h] == s else kept.get(h)
