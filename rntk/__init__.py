@@ -15,6 +15,7 @@ from ._estimators import (
 from ._kernels import (
     RNTK,
     as_object_array,
+    cntk_kernel,
     mean_sensitivity,
     mlp_ntk_kernel,
     rntk_diag,
@@ -45,7 +46,7 @@ from ._version import __version__  # noqa: F401  (public)
 
 __all__ = [
     "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",
-    "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel",
+    "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel", "cntk_kernel",
     "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",

@@ -242,3 +242,76 @@ def ridge_loo_by_refits(K, Y, ridge):
         sol = np.linalg.solve(A, np.r_[np.zeros((1, Y.shape[1])), Y[keep]])
         D[i] = sol[0] + K[i, keep] @ sol[1:]
     return D
+
+
+def cntk_pair(x, xp, same=False, *, n_layers=1, taps=3, dilation=1, sigma_w=2**0.5,
+              sigma_b=0.0, sigma_v=1.0, kind="ntk"):
+    """The 1-D CNTK with global average pooling by its recursion over every pair of steps.
+
+    The steps of both series form one index set; the covariance of every pair of steps
+    (within a series and across the two) goes through the layers as the network's
+    pre-activations do: a layer's covariance at two steps is the sum, over the taps, of
+    the previous layer's at the two steps shifted by the same tap (zero outside a
+    series), scaled by sigma_w^2 / (taps * fan-in), plus sigma_b^2. The output averages
+    the last layer over the steps of each series. ``same``: ``xp`` is ``x`` itself (a
+    diagonal entry of a Gram), so a step of one is the same sample as that step of the
+    other.
+    """
+    series = [np.asarray(x, float).reshape(len(x), -1), np.asarray(xp, float).reshape(len(xp), -1)]
+    m = series[0].shape[1]
+    dils = [dilation] * n_layers if np.ndim(dilation) == 0 else list(dilation)
+    steps = [(s, t) for s in range(2) for t in range(len(series[s]))]
+    n = len(steps)
+    sw2, sb2 = sigma_w**2, sigma_b**2
+    centre = (taps - 1) // 2
+
+    def shifted(layer, p, q, value):
+        (s, t), (u, v) = steps[p], steps[q]
+        total = 0.0
+        for j in range(taps):
+            o = (j - centre) * dils[layer]
+            if 0 <= t + o < len(series[s]) and 0 <= v + o < len(series[u]):
+                total += value(s, t + o, u, v + o)
+        return total
+
+    def first(s, t, u, v):
+        return sum(series[s][t, c] * series[u][v, c] for c in range(m)) / m
+
+    sig = [[sw2 / taps * shifted(0, p, q, first) + sb2 for q in range(n)] for p in range(n)]
+    theta = [row[:] for row in sig]
+    index = {step: p for p, step in enumerate(steps)}
+    for layer in range(n_layers):
+        V = [[0.0] * n for _ in range(n)]
+        D = [[0.0] * n for _ in range(n)]
+        for p in range(n):
+            for q in range(n):
+                one = p == q or (same and steps[p][1] == steps[q][1])
+                V[p][q], D[p][q] = v_phi("relu", sig[p][p], sig[q][q], sig[p][q], same=one)
+        if layer + 1 == n_layers:
+            break
+
+        def prev_v(s, t, u, v, V=V):
+            return V[index[(s, t)]][index[(u, v)]]
+
+        def prev_td(s, t, u, v, V=V, D=D, theta=theta):
+            p, q = index[(s, t)], index[(u, v)]
+            return theta[p][q] * D[p][q]
+
+        sig = [[sw2 / taps * shifted(layer + 1, p, q, prev_v) + sb2 for q in range(n)]
+               for p in range(n)]
+        theta = [[sig[p][q] + sw2 / taps * shifted(layer + 1, p, q, prev_td)
+                  for q in range(n)] for p in range(n)]
+    T, Tp = len(series[0]), len(series[1])
+    total = 0.0
+    for p in range(T):
+        for q in range(T, T + Tp):
+            total += V[p][q] + (theta[p][q] * D[p][q] if kind == "ntk" else 0.0)
+    return sigma_v**2 * total / (T * Tp)
+
+
+def cntk_gram(X, Y=None, **params):
+    """Gram matrix of cntk_pair over lists of (T_i, m) arrays; Y=None is K(X, X)."""
+    if Y is None:
+        return np.array([[cntk_pair(a, b, same=(i == j), **params) for j, b in enumerate(X)]
+                         for i, a in enumerate(X)])
+    return np.array([[cntk_pair(a, b, **params) for b in Y] for a in X])

@@ -6,6 +6,7 @@ Numba (``_rntk``), CUDA (``_cuda``, imported on first use) and torch (``_torch``
 differentiable; imported on first use, re-exported by :mod:`rntk.nn`).
 """
 
+from ._cntk import cntk_kernel
 from ._gp import RNTK, as_object_array
 from ._mlp_ntk import mlp_ntk_kernel
 from ._params import RNTK_DEFAULTS, RNTK_PARAM_NAMES, RNTK_PARAMS, RNTK_PARAMS_DOC
@@ -15,5 +16,5 @@ from ._scaled_conv import scaled_conv_kernel, scaled_conv_rho
 from ._sensitivity import mean_sensitivity, sensitivity
 
 __all__ = ["KERNELS", "RNTK", "as_object_array", "RNTK_DEFAULTS", "RNTK_PARAMS", "RNTK_PARAMS_DOC",
-           "RNTK_PARAM_NAMES", "KernelSpec", "mean_sensitivity", "mlp_ntk_kernel",
+           "RNTK_PARAM_NAMES", "cntk_kernel", "KernelSpec", "mean_sensitivity", "mlp_ntk_kernel",
            "rntk_diag", "rntk_kernel", "scaled_conv_kernel", "scaled_conv_rho", "sensitivity"]
