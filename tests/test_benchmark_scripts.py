@@ -357,6 +357,18 @@ def test_tune_local_shapes_quick(panel, tmp_path):
     assert "in place of the quantiles" in (tmp_path / "out" / "local_shapes.md").read_text()
 
 
+def test_tune_cntk_quick(panel, tmp_path):
+    module = _script("tune_cntk.py")
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
+                        "--cache", str(tmp_path / "cache")])
+    variants = list(module.plans())
+    assert [r["variant"] for r in rows] == variants  # Beef alone
+    assert len(variants) == 1 + 2 * len(module.VARIANTS)
+    assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "shot2", "test"))
+    assert all(r["gram_seconds"] > 0 for r in rows[1:])
+    assert "beside the seven" in (tmp_path / "out" / "cntk.md").read_text()
+
+
 def test_tune_channels_quick(ts_panel, tmp_path):
     module = _script("tune_channels.py")
     rows = module.main(["--quick", "--data-home", str(ts_panel), "--out", str(tmp_path / "out"),

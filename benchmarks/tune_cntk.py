@@ -1,0 +1,146 @@
+"""The convolutional kernel for local shapes beside the default's settings, by nested CV.
+
+``rntk.cntk_kernel`` is the NTK of a wide dilated 1-D convolutional ReLU network with
+global average pooling: every window of one series against every window of the other.
+Alone, a one-layer version of it lost to the default on most small sets where it was
+tried (issue notes); this script measures it as a member of the default's ensemble: as
+an eighth setting beside the default's seven, and in place of the last-step setting
+(the only one that reads no average over time).
+
+Each variant reads the series pooled to at most ``MAX_STEPS`` steps (block means of
+``ceil(longest training series / MAX_STEPS)`` steps, as ``rntk.BlockMeans``; a pair of
+series costs ``O(T T')`` per layer), scaled to unit RMS per step like the default's
+mean-readout settings (``VARIANTS``: name -> ``cntk_kernel`` parameters).
+
+Protocol of ``tune_local_shapes.py`` (the Grams of the default's six other settings with
+``precision="auto"`` cached by ``tune_panel_grid.py`` under ``--cache``, its shape
+setting ``qd_b``): the default's rule (the best candidates of the three best settings
+averaged, the prior pair when LOO cannot tell) scored by nested CV (5 outer folds of each
+training set), on draws of 1 and 2 training series per class, and on the test set
+(reported only). A ``--data-home`` of ``.ts`` sets (the UEA panel) is read as there.
+
+Writes ``cntk.csv`` (per set and variant, with the seconds of each variant's training
+and test Grams) and ``cntk.md`` (means over the sets and the per-set nested differences
+against the default, with their standard errors) under ``--out``.
+
+Usage::
+
+    python benchmarks/tune_cntk.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+"""
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tune_local_shapes as LS  # noqa: E402
+import tune_panel_ensembles as E  # noqa: E402
+import tune_panel_grid as T  # noqa: E402
+import tune_precision as P  # noqa: E402
+
+from rntk import BlockMeans, cntk_kernel  # noqa: E402
+from rntk.model_selection import normalize_series  # noqa: E402
+
+#: Steps a series is pooled to, at most.
+MAX_STEPS = 64
+#: name -> ``cntk_kernel`` parameters.
+VARIANTS = {
+    "cntk_1x9": dict(n_layers=1, taps=9),
+    "cntk_2x3": dict(n_layers=2, taps=3, dilation=(1, 2)),
+    "cntk_3x3": dict(n_layers=3, taps=3, dilation=(1, 2, 4)),
+}
+HOWS = ("nested", "shot1", "shot2", "test")
+
+
+def cntk_grams(name, key, data, cache):
+    """Training and test-vs-train Grams of a variant, and their seconds (cached)."""
+    path = cache / f"{name}__{key}.npz"
+    if not path.exists():
+        xtr, xte = data
+        pool = max(1, -(-max(len(x) for x in xtr) // MAX_STEPS))
+        a, b = (normalize_series(BlockMeans(pool=pool).fit_transform(x), "rms")
+                for x in (xtr, xte))
+        t0 = time.perf_counter()
+        Ktr = cntk_kernel(a, **VARIANTS[key])
+        t1 = time.perf_counter()
+        Kte = cntk_kernel(b, a, **VARIANTS[key])
+        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
+                 test_seconds=time.perf_counter() - t1)
+    z = np.load(path)
+    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+
+
+def plans():
+    """``variant -> settings`` (positions: the six, the shapes, then ``VARIANTS``)."""
+    seven = list(range(7))
+    out = {"the default (seven settings)": seven}
+    for j, key in enumerate(VARIANTS):
+        out[f"{key} beside the seven"] = seven + [7 + j]
+        out[f"{key} in place of the last step"] = seven[1:] + [7 + j]
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data-home", default="../shared/data/ucr")
+    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
+    ap.add_argument("--out", default="results/tune_cntk")
+    ap.add_argument("--quick", action="store_true",
+                    help="only the sets of tune_panel_grid.py's quick run")
+    args = ap.parse_args(argv)
+    cache, out = Path(args.cache), Path(args.out)
+    cache.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+    names = T.folder_names(args.data_home, args.quick)
+    variants = plans()
+    rows = []
+    for name in names:
+        t0 = time.perf_counter()
+        xtr, y, xte, yte = LS.load(name, args.data_home)
+        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
+             for k in LS.SIX]
+        G.append(LS.variant_grams(name, "qd_b", (xtr, xte), cache))
+        G += [cntk_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
+        acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
+        seconds = {k: round(g[2] + g[3], 2) for k, g in zip(VARIANTS, G[7:])}
+        for v in variants:
+            key = next((k for k in VARIANTS if v.startswith(k + " ")), None)
+            rows.append({"dataset": name, "variant": v, **acc[v],
+                         "gram_seconds": seconds.get(key, np.nan)})
+        base = next(iter(variants))
+        print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
+              + " ".join(f"{acc[v]['nested']:6.2f}" for v in list(variants)[1:])
+              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    with open(out / "cntk.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    md = report(rows, list(variants))
+    (out / "cntk.md").write_text(md)
+    print(md)
+    return rows
+
+
+def report(rows, variants):
+    """Markdown: means over the sets, the nested differences against the first, seconds."""
+    by = {(r["dataset"], r["variant"]): r for r in rows}
+    names = sorted({r["dataset"] for r in rows})
+    lines = ["| variant | nested CV | vs the default | 1 per class | 2 per class | "
+             "test (reported only) | Gram s |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for v in variants:
+        m = {h: np.nanmean([by[n, v][h] for n in names]) for h in HOWS}
+        d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
+        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
+        diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
+        seconds = np.nansum([by[n, v]["gram_seconds"] for n in names])
+        lines.append(f"| {v} | {m['nested']:.2f} | {diff} | {m['shot1']:.2f} | "
+                     f"{m['shot2']:.2f} | {m['test']:.2f} | {seconds:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
