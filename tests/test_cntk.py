@@ -83,6 +83,13 @@ def test_errors(kwargs, match):
         cntk_kernel(np.ones((2, 5)), **kwargs)
 
 
+def test_overflow_is_an_error_not_a_kernel():
+    from rntk import KernelOverflowError
+
+    with pytest.raises(KernelOverflowError, match="cntk_kernel"):
+        cntk_kernel(np.array([[1.0, -2.0, 3.0], [0.5, 1.0, -1.0]]) * 1e160, n_layers=2)
+
+
 def test_input_errors():
     with pytest.raises(ValueError, match="channel"):
         cntk_kernel(np.ones((2, 3, 2)), np.ones((2, 3, 1)))

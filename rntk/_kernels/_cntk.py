@@ -275,19 +275,16 @@ def cntk_kernel(X, Y=None, *, n_layers=1, taps=3, dilation=1, sigma_w=2**0.5, si
     xlen = np.array([x.shape[0] for x in xs], dtype=np.int64)
     if Y is None:
         yd, dy, ylen = xd, dx, xlen
-        pairs = np.array([(i, k) for i in range(len(xs)) for k in range(i, len(xs))],
-                         dtype=np.int64)
+        pairs = np.column_stack(np.triu_indices(len(xs))).astype(np.int64)
     else:
         yd, dy = _packed(ys, max(y.shape[0] for y in ys),
                          _self_variances(ys, offsets, sw2, sb2))
         ylen = np.array([y.shape[0] for y in ys], dtype=np.int64)
-        pairs = np.array([(i, k) for i in range(len(xs)) for k in range(len(ys))],
-                         dtype=np.int64)
+        pairs = np.indices((len(xs), len(ys))).reshape(2, -1).T.astype(np.int64)
     out = np.empty((len(xs), len(ys)))
-    with numba_threads(n_jobs), np.errstate(over="ignore", invalid="ignore"):
-        n_chunks = min(len(pairs), 64)
-        _gram(xd, xlen, dx, yd, ylen, dy, pairs, n_chunks, offsets, sw2, sb2, kind == "ntk",
-              Y is None, out)
+    with numba_threads(n_jobs):
+        _gram(xd, xlen, dx, yd, ylen, dy, np.ascontiguousarray(pairs), min(len(pairs), 64),
+              offsets, sw2, sb2, kind == "ntk", Y is None, out)
     out *= sv2
     return check_finite_kernel(out, "cntk_kernel", dict(
         n_layers=n_layers, taps=taps, dilation=dilation, sigma_w=sigma_w, sigma_b=sigma_b,
