@@ -53,7 +53,7 @@ VARIANTS = {
     "cntk_2x3": dict(n_layers=2, taps=3, dilation=(1, 2)),
     "cntk_3x3": dict(n_layers=3, taps=3, dilation=(1, 2, 4)),
 }
-HOWS = ("nested", "shot1", "shot2", "test")
+HOWS = LS.HOWS
 
 
 def cntk_grams(name, key, data, cache):
@@ -106,7 +106,7 @@ def main(argv=None):
         G.append(LS.variant_grams(name, "qd_b", (xtr, xte), cache))
         G += [cntk_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
-        seconds = {k: round(g[2] + g[3], 2) for k, g in zip(VARIANTS, G[7:])}
+        seconds = {k: g[2] + g[3] for k, g in zip(VARIANTS, G[7:])}
         for v in variants:
             key = next((k for k in VARIANTS if v.startswith(k + " ")), None)
             rows.append({"dataset": name, "variant": v, **acc[v],
@@ -119,27 +119,10 @@ def main(argv=None):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = report(rows, list(variants))
+    md = LS.report(rows, list(variants), against="the default", seconds="gram_seconds")
     (out / "cntk.md").write_text(md)
     print(md)
     return rows
-
-
-def report(rows, variants):
-    """Markdown: means over the sets, the nested differences against the first, seconds."""
-    by = {(r["dataset"], r["variant"]): r for r in rows}
-    names = sorted({r["dataset"] for r in rows})
-    lines = ["| variant | nested CV | vs the default | 1 per class | 2 per class | "
-             "test (reported only) | Gram s |", "|---|---:|---:|---:|---:|---:|---:|"]
-    for v in variants:
-        m = {h: np.nanmean([by[n, v][h] for n in names]) for h in HOWS}
-        d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
-        se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
-        diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
-        seconds = np.nansum([by[n, v]["gram_seconds"] for n in names])
-        lines.append(f"| {v} | {m['nested']:.2f} | {diff} | {m['shot1']:.2f} | "
-                     f"{m['shot2']:.2f} | {m['test']:.2f} | {seconds:.1f} |")
-    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -165,21 +165,26 @@ def main(argv=None):
     return rows
 
 
-def report(rows, variants):
-    """Markdown: means over the sets, and the nested differences against the first."""
+def report(rows, variants, against="0.3.0's default", seconds=None):
+    """Markdown: means over the sets, and the nested differences against the first.
+
+    ``seconds``: a column of the rows summed over the sets (a last column "Gram s").
+    """
     by = {(r["dataset"], r["variant"]): r for r in rows}
     names = sorted({r["dataset"] for r in rows})
-    lines = ["| variant | nested CV | vs 0.3.0's default | 1 per class | 2 per class | "
-             "test (reported only) |", "|---|---:|---:|---:|---:|---:|"]
+    extra = (" Gram s |", "---:|") if seconds else ("", "")
+    lines = [f"| variant | nested CV | vs {against} | 1 per class | 2 per class | "
+             f"test (reported only) |{extra[0]}", f"|---|---:|---:|---:|---:|---:|{extra[1]}"]
     for v in variants:
         m = {h: np.nanmean([by[n, v][h] for n in names]) for h in HOWS}
         d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
         diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
+        cell = (f" {np.nansum([by[n, v][seconds] for n in names]):.1f} |" if seconds
+                else "")
         lines.append(f"| {v} | {m['nested']:.2f} | {diff} | {m['shot1']:.2f} | "
-                     f"{m['shot2']:.2f} | {m['test']:.2f} |")
+                     f"{m['shot2']:.2f} | {m['test']:.2f} |{cell}")
     return "\n".join(lines) + "\n"
-
 
 if __name__ == "__main__":
     main()
