@@ -64,14 +64,8 @@ def cntk_grams(name, key, data, cache):
         pool = max(1, -(-max(len(x) for x in xtr) // MAX_STEPS))
         a, b = (normalize_series(BlockMeans(pool=pool).fit_transform(x), "rms")
                 for x in (xtr, xte))
-        t0 = time.perf_counter()
-        Ktr = cntk_kernel(a, **VARIANTS[key])
-        t1 = time.perf_counter()
-        Kte = cntk_kernel(b, a, **VARIANTS[key])
-        np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
-                 test_seconds=time.perf_counter() - t1)
-    z = np.load(path)
-    return z["Ktr"], z["Kte"], float(z["train_seconds"]), float(z["test_seconds"])
+        return T.timed_grams(path, a, b, gram=cntk_kernel, **VARIANTS[key])
+    return T.timed_grams(path, None, None)
 
 
 def plans():

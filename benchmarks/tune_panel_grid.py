@@ -138,13 +138,16 @@ def folder_names(data_home, quick=False):
                   and (not quick or d.name in QUICK))
 
 
-def timed_grams(path, xtr, xte, **kernel):
-    """Training and test-vs-train Grams and their seconds, computed once into ``path``."""
+def timed_grams(path, xtr, xte, gram=rntk_kernel, **kernel):
+    """Training and test-vs-train Grams and their seconds, computed once into ``path``.
+
+    ``gram(X, Y=None, **kernel)`` computes them (the RNTK unless told).
+    """
     if not path.exists():
         t0 = time.perf_counter()
-        Ktr = rntk_kernel(xtr, **kernel)
+        Ktr = gram(xtr, **kernel)
         t1 = time.perf_counter()
-        Kte = rntk_kernel(xte, xtr, **kernel)
+        Kte = gram(xte, xtr, **kernel)
         np.savez(path, Ktr=Ktr, Kte=Kte, train_seconds=t1 - t0,
                  test_seconds=time.perf_counter() - t1)
     z = np.load(path)
