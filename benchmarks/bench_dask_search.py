@@ -15,13 +15,17 @@ processes of one thread each (2 by default: the 2 cores of the machines here):
   holds them all: the labels alone are made here too), the fit and the prediction of
   20,000 test series (``--quick``: 400) run on the cluster; the fit and predict times,
   the fit time per series relative to the first size (linear in n: 1), the peak memory
-  of each worker (its resident set, sampled every half second; new worker processes for
-  each size, so that the peak is that size's own) and of this process, and
+  of each worker (its peak resident set as its kernel counts it, ``VmHWM``; new
+  worker processes for each size, so that the peak is that size's own) and of this
+  process, and
   the test accuracy; for the first size, the same fit in this process (series in memory)
   for its accuracy and decisions (``--no-local`` skips it).
 
 Run with ``MALLOC_MMAP_THRESHOLD_`` set (the workers inherit it), the scaling rows are
-labelled with it (``part``), and so is their line in the plot.
+labelled with it (``part``), and so is their line in the plot. Dask's statistical
+profiler is off in the workers (``--profiler`` keeps it, and its rows are labelled so):
+it keeps the call trees of its last 1,000 one-second cycles, which grow a worker's memory
+for its first 17 minutes whatever the work.
 
 Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to change), and
 ``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n,
@@ -31,14 +35,14 @@ Usage::
 
     python benchmarks/bench_dask_search.py [--quick] [--threads] [--check 20000]
         [--sizes 100000 300000 1000000] [--workers 2] [--block 4096]
-        [--features disk|memory] [--memory-limit 4GB] [--no-local] [--plot]
+        [--features disk|memory] [--memory-limit 4GB] [--profiler] [--no-local] [--plot]
 """
 
 import argparse
 import csv
 import os
 import resource
-import threading
+import sys
 import time
 from functools import partial
 from pathlib import Path
@@ -85,39 +89,37 @@ def in_memory(blocks):
     return np.concatenate([b() for b in blocks.blocks])
 
 
+def _peak_rss():
+    """Return this process's peak resident set in bytes, as the kernel counts it.
+
+    On Linux, ``VmHWM`` of its memory map: ``getrusage``'s peak also counts the process
+    that started it (a worker started from a large process would report that one's).
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            kib = next(line for line in fh if line.startswith("VmHWM:")).split()[1]
+        return int(kib) * 1024
+    except (OSError, StopIteration):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # Linux: KiB
+
+
 class WorkerMemory:
-    """Peak resident memory of each worker process, sampled every ``every`` seconds."""
+    """Peak resident memory of each worker process, as its kernel counts it.
 
-    def __init__(self, client, every=0.5):
-        self.client, self.every, self.peak = client, every, {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+    Read once at the end (:func:`_peak_rss`: the true peak, not samples of it; asking the
+    workers every half second would add to what they keep: Dask logs every such call).
+    The workers are new processes for each size (``scaling`` restarts them).
+    """
 
-    def _sample(self):
-        def rss():
-            import psutil
-            return psutil.Process().memory_info().rss
-
-        for worker, value in self.client.run(rss).items():
-            self.peak[worker] = max(self.peak.get(worker, 0), value)
-
-    def _run(self):
-        while not self._stop.is_set():
-            try:
-                self._sample()
-            except Exception:  # a worker restarting: the next sample
-                pass
-            self._stop.wait(self.every)
+    def __init__(self, client):
+        self.client, self.peak = client, {}
 
     def __enter__(self):
-        self._sample()
-        self._thread.start()
         return self
 
     def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self._sample()
+        self.peak = self.client.run(_peak_rss)
 
     def max_mb(self):
         return max(self.peak.values()) / 2**20
@@ -174,12 +176,14 @@ def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto
 
 
 def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
-            memory_limit="auto", features="disk", restart=True):
+            memory_limit="auto", features="disk", restart=True, profiler=False):
     """Fit and predict on the cluster for each size; the first also in this process.
 
     ``restart``: new worker processes for each size, so that a size's peak memory is its
     own (a process's resident memory seldom shrinks: the peak of a size run after
-    another on the same workers carries the first's heap).
+    another on the same workers carries the first's heap). ``profiler``: whether Dask's
+    statistical profiler runs in the workers (it keeps the call trees of its last 1,000
+    cycles of a second each, which grow a worker's memory for its first 17 minutes).
     """
     test, y_test = synthetic(n_test, first_seed=10**6)
     first = None
@@ -191,9 +195,13 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
             clf = estimator()
             fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
         first = first or fit_s / n
-        # a run with the allocator's threshold fixed is its own series of rows
+        # a run with the allocator's threshold fixed, or the profiler off, is its own
+        # series of rows
         mmap = os.environ.get("MALLOC_MMAP_THRESHOLD_")
-        _row(writer, part="scaling" + (f" MALLOC_MMAP_THRESHOLD_={mmap}" if mmap else ""),
+        part = "scaling" + (f" MALLOC_MMAP_THRESHOLD_={mmap}" if mmap else "")
+        if not profiler:
+            part += (", " if mmap else " ") + "profiler off"
+        _row(writer, part=part,
              n_train=n, length=100, workers=workers,
              memory_limit=memory_limit, features=features, where="cluster", fit_s=round(fit_s, 1),
              predict_s=round(pred_s, 1),
@@ -279,6 +287,10 @@ def main(argv=None):
     parser.add_argument("--threads", action="store_true",
                         help="workers as threads of this process (a smoke test; the memory "
                              "per worker is then this process's)")
+    parser.add_argument("--profiler", action="store_true",
+                        help="keep Dask's statistical profiler in the workers (default: "
+                             "off; its history of call trees grows a worker's memory for "
+                             "its first 17 minutes)")
     parser.add_argument("--no-local", action="store_true",
                         help="no fit in this process at the first size")
     parser.add_argument("--plot", action="store_true", help="draw the PNG from the CSV")
@@ -289,6 +301,7 @@ def main(argv=None):
         plot(args.out, png)
         return
 
+    import dask
     from distributed import Client, LocalCluster
 
     if args.quick:
@@ -304,7 +317,9 @@ def main(argv=None):
     global BLOCK
     BLOCK = args.block or (256 if args.quick else BLOCK)
     new = not args.out.exists()
-    with open(args.out, "a", newline="") as fh, \
+    # the workers take this process's configuration when they start
+    with dask.config.set({"distributed.worker.profile.enabled": args.profiler}), \
+            open(args.out, "a", newline="") as fh, \
             LocalCluster(n_workers=args.workers, threads_per_worker=1,
                          processes=not args.threads, memory_limit=args.memory_limit,
                          dashboard_address=":0") as cluster, \
@@ -320,7 +335,8 @@ def main(argv=None):
         if sizes:
             scaling(writer, client, sizes, args.workers, estimator, n_test,
                     local_first=not args.no_local, memory_limit=args.memory_limit,
-                    features=args.features, restart=not args.threads)
+                    features=args.features, restart=not args.threads,
+                    profiler=args.profiler)
     if args.plot or args.quick:
         plot(args.out, png)
 
