@@ -176,15 +176,16 @@ def check(writer, client, n, workers, estimator, n_test=2000, memory_limit="auto
 
 
 def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
-            memory_limit="auto", features="disk", restart=True, profiler=False):
+            memory_limit="auto", features="disk", restart=True):
     """Fit and predict on the cluster for each size; the first also in this process.
 
     ``restart``: new worker processes for each size, so that a size's peak memory is its
     own (a process's resident memory seldom shrinks: the peak of a size run after
-    another on the same workers carries the first's heap). ``profiler``: whether Dask's
-    statistical profiler runs in the workers (it keeps the call trees of its last 1,000
-    cycles of a second each, which grow a worker's memory for its first 17 minutes).
+    another on the same workers carries the first's heap). Rows of workers without Dask's
+    statistical profiler (``main`` turns it off) are labelled so.
     """
+    import dask
+
     test, y_test = synthetic(n_test, first_seed=10**6)
     first = None
     for k, n in enumerate(sizes):
@@ -199,7 +200,7 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
         # series of rows
         mmap = os.environ.get("MALLOC_MMAP_THRESHOLD_")
         part = "scaling" + (f" MALLOC_MMAP_THRESHOLD_={mmap}" if mmap else "")
-        if not profiler:
+        if not dask.config.get("distributed.worker.profile.enabled"):
             part += (", " if mmap else " ") + "profiler off"
         _row(writer, part=part,
              n_train=n, length=100, workers=workers,
@@ -335,8 +336,7 @@ def main(argv=None):
         if sizes:
             scaling(writer, client, sizes, args.workers, estimator, n_test,
                     local_first=not args.no_local, memory_limit=args.memory_limit,
-                    features=args.features, restart=not args.threads,
-                    profiler=args.profiler)
+                    features=args.features, restart=not args.threads)
     if args.plot or args.quick:
         plot(args.out, png)
 
