@@ -14,10 +14,12 @@ mean-readout settings (``VARIANTS``: name -> ``cntk_kernel`` parameters).
 
 Protocol of ``tune_local_shapes.py`` (the Grams of the default's six other settings with
 ``precision="auto"`` cached by ``tune_panel_grid.py`` under ``--cache``, its shape
-setting ``qd_b``): the default's rule (the best candidates of the three best settings
-averaged, the prior pair when LOO cannot tell) scored by nested CV (5 outer folds of each
-training set), on draws of 1 and 2 training series per class, and on the test set
-(reported only). A ``--data-home`` of ``.ts`` sets (the UEA panel) is read as there.
+setting ``qd_b``; ``--precision float64``: the six in float64, which scores as
+``"auto"`` in ``tune_precision.py``): the default's rule (the best candidates of the
+three best settings averaged, the prior pair when LOO cannot tell) scored by nested CV
+(5 outer folds of each training set), on draws of 1 and 2 training series per class,
+and on the test set (reported only). A ``--data-home`` of ``.ts`` sets (the UEA panel)
+is read as there.
 
 Writes ``cntk.csv`` (per set and variant, with the seconds of each variant's training
 and test Grams) and ``cntk.md`` (means over the sets and the per-set nested differences
@@ -26,6 +28,7 @@ against the default, with their standard errors) under ``--out``.
 Usage::
 
     python benchmarks/tune_cntk.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+        [--precision auto|float64]
 """
 
 import argparse
@@ -85,6 +88,9 @@ def main(argv=None):
     ap.add_argument("--out", default="results/tune_cntk")
     ap.add_argument("--quick", action="store_true",
                     help="only the sets of tune_panel_grid.py's quick run")
+    ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
+                    help="the engine's arithmetic for the default's six other settings "
+                         "(auto: the default's; float64 reads a cache of float64 Grams)")
     args = ap.parse_args(argv)
     cache, out = Path(args.cache), Path(args.out)
     cache.mkdir(parents=True, exist_ok=True)
@@ -95,7 +101,7 @@ def main(argv=None):
     for name in names:
         t0 = time.perf_counter()
         xtr, y, xte, yte = LS.load(name, args.data_home)
-        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
+        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
              for k in LS.SIX]
         G.append(LS.variant_grams(name, "qd_b", (xtr, xte), cache))
         G += [cntk_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
