@@ -104,25 +104,14 @@ def _peak_rss():
         return peak if sys.platform == "darwin" else peak * 1024  # Linux: KiB
 
 
-class WorkerMemory:
-    """Peak resident memory of each worker process, as its kernel counts it.
+def _worker_peak_mb(client):
+    """Return the largest peak resident memory of the cluster's workers, in MB.
 
-    Read once at the end (:func:`_peak_rss`: the true peak, not samples of it; asking the
-    workers every half second would add to what they keep: Dask logs every such call).
-    The workers are new processes for each size (``scaling`` restarts them).
+    Read once, after the fit (:func:`_peak_rss`: the true peak, not samples of it; asking
+    the workers every half second would add to what they keep: Dask logs every such
+    call). The workers are new processes for each size (``scaling`` restarts them).
     """
-
-    def __init__(self, client):
-        self.client, self.peak = client, {}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.peak = self.client.run(_peak_rss)
-
-    def max_mb(self):
-        return max(self.peak.values()) / 2**20
+    return max(client.run(_peak_rss).values()) / 2**20
 
 
 def _client_mb():
@@ -192,9 +181,9 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
         if restart:
             client.restart()
         blocks, y = synthetic(n, features=features)
-        with WorkerMemory(client) as memory:
-            clf = estimator()
-            fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
+        clf = estimator()
+        fit_s, pred_s, acc, D = _fit(clf, blocks, y, test, y_test)
+        peak_mb = _worker_peak_mb(client)
         first = first or fit_s / n
         # a run with the allocator's threshold fixed, or the profiler off, is its own
         # series of rows
@@ -207,7 +196,7 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
              memory_limit=memory_limit, features=features, where="cluster", fit_s=round(fit_s, 1),
              predict_s=round(pred_s, 1),
              fit_s_per_1k_relative=round(fit_s / n / first, 3), accuracy=round(acc, 4),
-             peak_worker_mb=round(memory.max_mb()), peak_client_mb=round(_client_mb()),
+             peak_worker_mb=round(peak_mb), peak_client_mb=round(_client_mb()),
              best_params=clf.best_params_)
         if k == 0 and local_first:
             local = estimator()

@@ -186,5 +186,6 @@ def report(rows, variants, against="0.3.0's default", seconds=None):
                      f"{m['shot2']:.2f} | {m['test']:.2f} |{cell}")
     return "\n".join(lines) + "\n"
 
+
 if __name__ == "__main__":
     main()
