@@ -28,9 +28,7 @@ Usage::
 """
 
 import argparse
-import csv
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -108,25 +106,13 @@ def main(argv=None):
     names = T.folder_names(home)
     if args.quick:
         names = [min(names, key=lambda n: (home / n / f"{n}_TRAIN.ts").stat().st_size)]
-    variants = plans()
-    rows = []
-    for name in names:
-        t0 = time.perf_counter()
+
+    def one_set(name):
         xtr, y, xte, yte = L.load(name, home)
         G = set_grams(name, (xtr, xte), cache)
-        acc = E.default_rule_accuracies(G, y, yte, variants, L.HOWS)
-        rows += [{"dataset": name, "channels": xtr[0].shape[1], "variant": v, **acc[v]}
-                 for v in variants]
-        print(f"{name:<24} nested " + " ".join(f"{acc[v]['nested']:6.2f}" for v in variants)
-              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    with open(out / "channels.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    md = L.report(rows, list(variants)).replace("vs 0.3.0's default", "vs the default")
-    (out / "channels.md").write_text(md)
-    print(md)
-    return rows
+        return G, y, yte, {v: {"channels": xtr[0].shape[1]} for v in plans()}
+
+    return L.score_panel(names, one_set, plans(), out, "channels", against="the default")
 
 
 if __name__ == "__main__":

@@ -32,16 +32,13 @@ Usage::
 """
 
 import argparse
-import csv
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_local_shapes as LS  # noqa: E402
-import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
@@ -97,32 +94,21 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     names = T.folder_names(args.data_home, args.quick)
     variants = plans()
-    rows = []
-    for name in names:
-        t0 = time.perf_counter()
+    key_of = {v: next((k for k in VARIANTS if v.startswith(k + " ")), None)
+              for v in variants}
+
+    def set_grams(name):
         xtr, y, xte, yte = LS.load(name, args.data_home)
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
              for k in LS.SIX]
         G.append(LS.variant_grams(name, "qd_b", (xtr, xte), cache))
         G += [cntk_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
-        acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
         seconds = {k: g[2] + g[3] for k, g in zip(VARIANTS, G[7:])}
-        for v in variants:
-            key = next((k for k in VARIANTS if v.startswith(k + " ")), None)
-            rows.append({"dataset": name, "variant": v, **acc[v],
-                         "gram_seconds": seconds.get(key, np.nan)})
-        base = next(iter(variants))
-        print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
-              + " ".join(f"{acc[v]['nested']:6.2f}" for v in list(variants)[1:])
-              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    with open(out / "cntk.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    md = LS.report(rows, list(variants), against="the default", seconds="gram_seconds")
-    (out / "cntk.md").write_text(md)
-    print(md)
-    return rows
+        return G, y, yte, {v: {"gram_seconds": seconds.get(key_of[v], np.nan)}
+                           for v in variants}
+
+    return LS.score_panel(names, set_grams, variants, out, "cntk", against="the default",
+                          seconds="gram_seconds")
 
 
 if __name__ == "__main__":

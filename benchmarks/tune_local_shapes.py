@@ -136,10 +136,8 @@ def main(argv=None):
     cache.mkdir(parents=True, exist_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     names = T.folder_names(args.data_home, args.quick)
-    variants = plans()
-    rows = []
-    for name in names:
-        t0 = time.perf_counter()
+
+    def set_grams(name):
         xtr, y, xte, yte = load(name, args.data_home)
         # the variant the package ships is rntk.shape_quantiles
         levels = max(2, min(64, max(len(x) for x in xtr)))
@@ -148,19 +146,36 @@ def main(argv=None):
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
              for k in SIX + [QUANTILES]]
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
+        return G, y, yte, {}
+
+    return score_panel(names, set_grams, plans(), out, "local_shapes")
+
+
+def score_panel(names, set_grams, variants, out, stem, **report_kw):
+    """Score ``variants`` by the default's rule on each set; write ``stem`` .csv and .md.
+
+    ``set_grams(name) -> (G, y, yte, columns)``: a set's Grams (``variants`` holds
+    positions in ``G``), its training and test labels, and ``{variant: {column: value}}``
+    added to its rows. ``report_kw`` goes to :func:`report`. Return the rows, one per set
+    and variant.
+    """
+    rows = []
+    base, *others = variants
+    for name in names:
+        t0 = time.perf_counter()
+        G, y, yte, columns = set_grams(name)
         acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
-        for v in variants:
-            rows.append({"dataset": name, "variant": v, **acc[v]})
-        base = next(iter(variants))
+        rows += [{"dataset": name, "variant": v, **acc[v], **columns.get(v, {})}
+                 for v in variants]
         print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
-              + " ".join(f"{acc[v]['nested']:6.2f}" for v in list(variants)[1:])
+              + " ".join(f"{acc[v]['nested']:6.2f}" for v in others)
               + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    with open(out / "local_shapes.csv", "w", newline="") as f:
+    with open(out / f"{stem}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = report(rows, list(variants))
-    (out / "local_shapes.md").write_text(md)
+    md = report(rows, list(variants), **report_kw)
+    (out / f"{stem}.md").write_text(md)
     print(md)
     return rows
 
@@ -180,8 +195,10 @@ def report(rows, variants, against="0.3.0's default", seconds=None):
         d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
         diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
-        cell = (f" {np.nansum([by[n, v][seconds] for n in names]):.1f} |" if seconds
-                else "")
+        cell = ""
+        if seconds:  # blank for a variant without them (the baseline)
+            s = np.array([by[n, v][seconds] for n in names], dtype=float)
+            cell = " |" if np.isnan(s).all() else f" {np.nansum(s):.1f} |"
         lines.append(f"| {v} | {m['nested']:.2f} | {diff} | {m['shot1']:.2f} | "
                      f"{m['shot2']:.2f} | {m['test']:.2f} |{cell}")
     return "\n".join(lines) + "\n"

@@ -103,7 +103,8 @@ def _pair(x, tx, dx, y, ty, dy, same, offsets, sw2, sb2, ntk, G, S, Q, W):
     for t in range(tx):
         for s in range(ty):
             S[t, s] = sw2 / q * S[t, s] + sb2
-            Q[t, s] = S[t, s]
+            if ntk:
+                Q[t, s] = S[t, s]
     total = 0.0
     for layer in range(n_layers):
         last = layer + 1 == n_layers
@@ -121,9 +122,9 @@ def _pair(x, tx, dx, y, ty, dy, same, offsets, sw2, sb2, ntk, G, S, Q, W):
                 theta = math.acos(c)
                 v = norm * (math.sqrt(max(0.0, 1.0 - c * c)) + (math.pi - theta) * c) / (
                     2.0 * math.pi)
-                dv = (math.pi - theta) / (2.0 * math.pi)
                 G[t, s] = v
-                W[t, s] = Q[t, s] * dv
+                if ntk:  # the tangent part: Q times the derivative's expectation
+                    W[t, s] = Q[t, s] * ((math.pi - theta) / (2.0 * math.pi))
                 if last:
                     total += v + W[t, s] if ntk else v
         if not last:
