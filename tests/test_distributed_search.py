@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from rntk import RNTKClassifierCV, RNTKRegressorCV
-from rntk._model_selection._cluster import ARRAY_BLOCK, _series_of, training_series
+from rntk._model_selection._cluster import (
+    ARRAY_BLOCK,
+    _pick,
+    _series_of,
+    for_prediction,
+    training_series,
+)
 from rntk.distributed import SeriesBlocks
 
 LARGE_N, M = 60, 24  # the feature path with few landmarks: fast
@@ -369,3 +375,24 @@ def test_the_tree_lets_go_of_the_nodes_it_waited_for(monkeypatch):
     assert len(nodes) == n_blocks // _cluster.R_FANIN - _cluster._AHEAD // _cluster.R_FANIN
     # a node's parent (a fake future here) keeps only its value: every node is gone
     assert sum(ref() is not None for ref in nodes) == 0
+
+
+def test_what_a_worker_holds_for_the_client_is_not_a_whole_block(data):
+    X, y, X_test, _, local = data
+    # the landmarks picked from a block are copies: a view would keep the whole block
+    # alive on its worker until the client gathers it (every block read ahead)
+    picked = _pick(X, 0, "raise", [3, 7])
+    assert not any(np.shares_memory(p, X) for p in picked)
+    np.testing.assert_array_equal(np.concatenate(picked)[:, 0], X[[3, 7]].ravel())
+    # the model sent to the workers to predict has no leave-one-out decisions of the
+    # training series (n rows per member); the fitted model keeps them
+    model = local.best_estimator_
+    light = for_prediction(model)
+    members = [m for m in model.estimators_ if hasattr(m, "oos_decision_")]
+    assert hasattr(model, "oos_decision_") and len(members) == len(model.estimators_)
+    assert not hasattr(light, "oos_decision_")
+    assert not any(hasattr(m, "oos_decision_") for m in light.estimators_ + light.estimators)
+    assert all(a is b for a, b in zip(light.estimators, light.estimators_))  # one object each
+    np.testing.assert_array_equal(light.decision_function(X_test),
+                                  model.decision_function(X_test))
+    np.testing.assert_array_equal(light.predict_proba(X_test), model.predict_proba(X_test))

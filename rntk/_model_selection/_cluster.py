@@ -7,6 +7,7 @@ block's leave-one-out and counts; :func:`apply_blocks` predicts block by block. 
 imported only when a cluster is used.
 """
 
+import copy
 import glob
 import math
 import operator
@@ -35,7 +36,7 @@ from ._on_workers import remove, save, this_worker
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
-           "dask_names", "predict_source", "training_series"]
+           "dask_names", "for_prediction", "predict_source", "training_series"]
 
 
 def dask_names(*names):
@@ -85,9 +86,13 @@ def _describe(item, k, missing):
 
 
 def _pick(item, k, missing, rows):
-    """Series ``rows`` of block ``k``."""
+    """Series ``rows`` of block ``k``, copied.
+
+    A series of a block may be a view of the whole block's array: held as a result until
+    the client gathers it, a view would keep every block read ahead in the worker's memory.
+    """
     xs = _series_of(item, k, missing)
-    return [xs[i] for i in rows]
+    return [np.array(xs[i]) for i in rows]
 
 
 # the options and the result shared by the constructors of SeriesBlocks
@@ -361,10 +366,29 @@ def _apply(est, item, k, missing, method):
     return getattr(est, method)(_series_of(item, k, missing))
 
 
+def for_prediction(est, memo=None):
+    """Return a shallow copy of ``est`` without its ``oos_decision_`` (members too).
+
+    A search's refitted model keeps the leave-one-out decisions of every training series,
+    which no prediction reads: sent to every worker, they were ``n x n_targets`` floats per
+    member (32 MB each at a million series of 4 classes). A member listed twice stays one
+    object (evaluated once).
+    """
+    memo = {} if memo is None else memo
+    if id(est) not in memo:
+        light = memo[id(est)] = copy.copy(est)
+        light.__dict__.pop("oos_decision_", None)
+        for name in ("estimators", "estimators_"):
+            members = light.__dict__.get(name)
+            if isinstance(members, list):
+                setattr(light, name, [for_prediction(m, memo) for m in members])
+    return memo[id(est)]
+
+
 def apply_blocks(est, method, source, verbose=0):
     """``est.<method>`` of every block of ``source`` on its cluster, concatenated here."""
     client, items = source._bind()
-    est_f = client.scatter(est, broadcast=True, hash=False)
+    est_f = client.scatter(for_prediction(est), broadcast=True, hash=False)
     futures = [client.submit(_apply, est_f, item, k, source.missing, method, pure=False)
                for k, item in enumerate(items)]
     _report(client, futures, verbose, f"{method}: block")
