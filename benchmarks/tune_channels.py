@@ -106,13 +106,14 @@ def main(argv=None):
     names = T.folder_names(home)
     if args.quick:
         names = [min(names, key=lambda n: (home / n / f"{n}_TRAIN.ts").stat().st_size)]
+    variants = plans()
 
     def one_set(name):
         xtr, y, xte, yte = L.load(name, home)
         G = set_grams(name, (xtr, xte), cache)
-        return G, y, yte, {v: {"channels": xtr[0].shape[1]} for v in plans()}
+        return G, y, yte, {v: {"channels": xtr[0].shape[1]} for v in variants}
 
-    return L.score_panel(names, one_set, plans(), out, "channels", against="the default")
+    return L.score_panel(names, one_set, variants, out, "channels", against="the default")
 
 
 if __name__ == "__main__":

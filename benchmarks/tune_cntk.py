@@ -53,7 +53,6 @@ VARIANTS = {
     "cntk_2x3": dict(n_layers=2, taps=3, dilation=(1, 2)),
     "cntk_3x3": dict(n_layers=3, taps=3, dilation=(1, 2, 4)),
 }
-HOWS = LS.HOWS
 
 
 def cntk_grams(name, key, data, cache):
