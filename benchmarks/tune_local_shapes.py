@@ -22,12 +22,15 @@ is read with :func:`rntk.datasets.load_ts` (missing values interpolated).
 
 Writes ``local_shapes.csv`` (per set and variant) and ``local_shapes.md`` (means and the
 per-set differences against the default, with their standard errors) under ``--out``.
+``--replace``: ``qd_c`` (``rntk.octave_shape_quantiles``) beside ``qd_b``, in place of
+``qd_b`` or of each of the six settings outside the prior pair (``replace.csv``,
+``replace.md``; how 0.4.0's default came to read both in place of the last-step setting).
 Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_local_shapes.py [--quick] [--data-home DIR] [--cache DIR]
-        [--out DIR]
+    python benchmarks/tune_local_shapes.py [--quick] [--replace] [--data-home DIR]
+        [--cache DIR] [--out DIR]
 """
 
 import argparse
@@ -43,7 +46,7 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
-from rntk import shape_quantiles  # noqa: E402
+from rntk import octave_shape_quantiles, shape_quantiles  # noqa: E402
 from rntk.datasets import load_ts  # noqa: E402
 from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
 
@@ -124,6 +127,24 @@ def plans():
     return out
 
 
+def replace_plans():
+    """``variant -> settings`` of ``--replace``: ``qd_c`` beside ``qd_b``, in place of one.
+
+    The baseline is the six with ``qd_b`` (the default of this script's first study);
+    ``qd_c`` is added, or takes the place of ``qd_b`` or of one of the six but the two
+    settings of the default's prior pair (``E.PRIOR``).
+    """
+    six = list(range(6))
+    b, c = (7 + list(VARIANTS).index(k) for k in ("qd_b", "qd_c"))
+    out = {"the six + qd_b": six + [b], "qd_c beside them": six + [b, c],
+           "qd_c in place of qd_b": six + [c]}
+    prior = {j for j, _ in E.PRIOR}
+    for j, key in enumerate(SIX):
+        if j not in prior:
+            out[f"qd_c beside qd_b, in place of {key}"] = [i for i in six if i != j] + [b, c]
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default="../shared/data/ucr")
@@ -131,6 +152,9 @@ def main(argv=None):
     ap.add_argument("--out", default="results/tune_local_shapes")
     ap.add_argument("--quick", action="store_true",
                     help="only the sets of tune_panel_grid.py's quick run")
+    ap.add_argument("--replace", action="store_true",
+                    help="qd_c beside qd_b, in place of each other setting "
+                         "(writes replace.csv and replace.md)")
     args = ap.parse_args(argv)
     cache, out = Path(args.cache), Path(args.out)
     cache.mkdir(parents=True, exist_ok=True)
@@ -139,15 +163,19 @@ def main(argv=None):
 
     def set_grams(name):
         xtr, y, xte, yte = load(name, args.data_home)
-        # the variant the package ships is rntk.shape_quantiles
+        # the variants the package ships: rntk.shape_quantiles, rntk.octave_shape_quantiles
         levels = max(2, min(64, max(len(x) for x in xtr)))
-        np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS["qd_b"][1]),
-                                   shape_quantiles(xtr[:3], levels), rtol=1e-9, atol=1e-12)
+        for key, package in (("qd_b", shape_quantiles), ("qd_c", octave_shape_quantiles)):
+            np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS[key][1]),
+                                       package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
              for k in SIX + [QUANTILES]]
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         return G, y, yte, {}
 
+    if args.replace:
+        return score_panel(names, set_grams, replace_plans(), out, "replace",
+                           against="the six + qd_b")
     return score_panel(names, set_grams, plans(), out, "local_shapes")
 
 

@@ -30,12 +30,14 @@ from ._preprocessing import (
     amplitude_spectrum,
     from_aeon,
     interpolate_missing,
+    octave_shape_quantiles,
     shape_quantiles,
     value_quantiles,
 )
 from ._transformers import (
     AmplitudeSpectrum,
     BlockMeans,
+    OctaveShapeQuantiles,
     SeriesImputer,
     SeriesScaler,
     ShapeQuantiles,
@@ -51,4 +53,5 @@ __all__ = [
     "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
     "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
     "AveragedRegressor", "AmplitudeSpectrum", "ValueQuantiles", "ShapeQuantiles", "BlockMeans",
-    "SeriesImputer", "amplitude_spectrum", "value_quantiles", "shape_quantiles", "from_aeon"]
+    "SeriesImputer", "amplitude_spectrum", "value_quantiles", "shape_quantiles", "from_aeon",
+    "OctaveShapeQuantiles", "octave_shape_quantiles"]

@@ -13,6 +13,7 @@ import numpy as np
 from ._utils import as_sequences, fill_doc
 from ._utils._preparations import check_preparation
 from ._utils._sequences import (
+    OCTAVE_DILATIONS,
     SHAPE_DILATIONS,
     quantile_series,
     shape_quantile_series,
@@ -24,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only
 
     from ._utils._typing import Sequences
 
-__all__ = ["amplitude_spectrum", "from_aeon", "interpolate_missing", "shape_quantiles",
-           "value_quantiles"]
+__all__ = ["amplitude_spectrum", "from_aeon", "interpolate_missing", "octave_shape_quantiles",
+           "shape_quantiles", "value_quantiles"]
 
 
 def _read_series(X, missing="raise"):
@@ -294,6 +295,7 @@ def shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     See Also
     --------
     value_quantiles : The values and first differences alone.
+    octave_shape_quantiles : The same at every octave from 1 to 16 steps.
     amplitude_spectrum : The other representation of the default grid.
 
     Examples
@@ -311,3 +313,46 @@ def shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     n_levels = check_preparation("shapes", n_levels, "n_levels")
     _, seqs = _read_series(X)
     return np.stack(shape_quantile_series(seqs, int(n_levels), SHAPE_DILATIONS))
+
+
+@fill_doc(parameters=_parameters("n_levels", 64, "Levels"), **_TRANSFORM_DOC)
+def octave_shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
+    """Quantile functions of the values, slopes and curvatures of series at five scales.
+
+    :func:`shape_quantiles` with the differences and curvatures at every octave, ``d`` =
+    1, 2, 4, 8 and 16 steps (``OCTAVE_DILATIONS``): eleven signals per channel, each
+    scaled to unit root-mean-square. This is what the estimators read with
+    ``octave_shapes=n_levels`` (a setting of the default classifier grid, beside
+    ``shapes``).
+
+    {parameters}
+
+    Returns
+    -------
+    quantiles : ndarray of shape (n_samples, n_levels, 11 * n_channels)
+        Per series, the quantile functions of the values (channels ``0 .. m - 1``,
+        ``m = n_channels``), of the differences at 1, 2, 4, 8 and 16 steps
+        (``m .. 6 m - 1``) and of the curvatures at the same steps (``6 m .. 11 m - 1``);
+        a signal a series is too short for is zeros, as is a channel of zeros.
+
+    {raises_transform}
+
+    See Also
+    --------
+    shape_quantiles : Three scales, 1, 4 and 16 steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import octave_shape_quantiles
+    >>> t = np.arange(40.0)
+    >>> X = [np.abs(t - 20), np.abs(t - 5)]  # one V shape, at two places
+    >>> q = octave_shape_quantiles(X, n_levels=8)
+    >>> q.shape
+    (2, 8, 11)
+    >>> bool(np.allclose(q[0, :, 7], q[1, :, 7]))  # the same curvatures at 2 steps
+    True
+    """
+    n_levels = check_preparation("octave_shapes", n_levels, "n_levels")
+    _, seqs = _read_series(X)
+    return np.stack(shape_quantile_series(seqs, int(n_levels), OCTAVE_DILATIONS))

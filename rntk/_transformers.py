@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import StrOptions
 from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
 from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
 from ._utils._sequences import (
+    octave_shape_quantile_series,
     peak_scaled,
     pool_series,
     quantile_series,
@@ -35,8 +36,8 @@ _ATTRIBUTES = """Attributes
 n_channels_in_ : int
     Channels per time step seen in fit."""
 
-__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer", "SeriesScaler", "ShapeQuantiles",
-           "ValueQuantiles"]
+__all__ = ["AmplitudeSpectrum", "BlockMeans", "OctaveShapeQuantiles", "SeriesImputer",
+           "SeriesScaler", "ShapeQuantiles", "ValueQuantiles"]
 
 
 class _SeriesTransformer(TransformerMixin, BaseEstimator):
@@ -303,6 +304,35 @@ class ShapeQuantiles(_QuantileFunctions):
 
     _preparation = "shapes"
     _series = staticmethod(shape_quantile_series)  # at SHAPE_DILATIONS
+
+
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
+class OctaveShapeQuantiles(_QuantileFunctions):
+    """Quantile functions of the values, slopes and curvatures at every octave, as a transformer.
+
+    The transformer of :func:`rntk.octave_shape_quantiles` (each channel's values,
+    differences and curvatures at 1, 2, 4, 8 and 16 steps, read at ``n_levels`` levels,
+    each scaled to unit RMS), what the estimators read with ``octave_shapes=n_levels``.
+
+    Parameters
+    ----------
+    n_levels : int, default=64
+        Levels of the grid, at least 2.
+
+    {missing}
+
+    {transformer_attributes}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import OctaveShapeQuantiles
+    >>> OctaveShapeQuantiles(n_levels=4).fit_transform([np.arange(40.0)]).shape
+    (1, 4, 11)
+    """
+
+    _preparation = "octave_shapes"
+    _series = staticmethod(octave_shape_quantile_series)
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

@@ -355,6 +355,13 @@ def test_tune_local_shapes_quick(panel, tmp_path):
     assert len(variants) == 1 + 2 * len(module.VARIANTS)
     assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "shot2", "test"))
     assert "in place of the quantiles" in (tmp_path / "out" / "local_shapes.md").read_text()
+    # --replace: qd_c beside qd_b, in place of each setting outside the prior pair
+    rows = module.main(["--quick", "--replace", "--data-home", str(panel), "--out",
+                        str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    plans = module.replace_plans()
+    assert [r["variant"] for r in rows] == list(plans)
+    assert len(plans) == 3 + 4 and all(len(p) == 7 for p in list(plans.values())[3:])
+    assert "in place of last_d0" in (tmp_path / "out" / "replace.md").read_text()
 
 
 def test_tune_cntk_quick(panel, tmp_path):

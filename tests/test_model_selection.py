@@ -336,7 +336,7 @@ def test_default_grid_pools_long_bands_and_sizes_the_spectrum(T, band_pool, bins
 
     grid = default_grid([T, max(1, T // 2)])
     banded = [g for g in grid if "readout_band" in g and "spectrum" not in g
-              and "shapes" not in g]
+              and "shapes" not in g and "octave_shapes" not in g]
     spectral = [g for g in grid if "spectrum" in g]
     assert len(banded) == 2 and len(spectral) == 1
     assert all(g["pool"] == [band_pool] for g in banded)

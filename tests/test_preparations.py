@@ -9,6 +9,7 @@ import rntk
 from rntk import (
     AmplitudeSpectrum,
     BlockMeans,
+    OctaveShapeQuantiles,
     RNTKClassifier,
     RNTKClassifierCV,
     RNTKRegressor,
@@ -18,6 +19,7 @@ from rntk import (
     ValueQuantiles,
     amplitude_spectrum,
     interpolate_missing,
+    octave_shape_quantiles,
     shape_quantiles,
     value_quantiles,
 )
@@ -35,6 +37,7 @@ from rntk.model_selection import as_sequences, normalize_series, pool_series
 TRANSFORMS = {"spectrum": (amplitude_spectrum, "n_bins", AmplitudeSpectrum),
               "quantiles": (value_quantiles, "n_levels", ValueQuantiles),
               "shapes": (shape_quantiles, "n_levels", ShapeQuantiles),
+              "octave_shapes": (octave_shape_quantiles, "n_levels", OctaveShapeQuantiles),
               "pool": (None, "pool", BlockMeans)}
 
 
@@ -47,10 +50,10 @@ def test_every_estimator_takes_every_preparation_with_the_tables_constraint():
             assert f"{p.name} : " in cls.__doc__
     assert RNTKClassifier().normalize is True and RNTKRegressor().normalize is False
     assert PREPARATION_DEFAULTS["spectrum"] is None
-    assert set(REPRESENTATIONS) == {"spectrum", "quantiles", "shapes"}
+    assert set(REPRESENTATIONS) == {"spectrum", "quantiles", "shapes", "octave_shapes"}
 
 
-@pytest.mark.parametrize("name", ["spectrum", "quantiles", "shapes", "pool"])
+@pytest.mark.parametrize("name", ["spectrum", "quantiles", "shapes", "octave_shapes", "pool"])
 @pytest.mark.parametrize("bad, error, match", [
     (0, ValueError, "at least"), (2.5, TypeError, "an int"), (True, TypeError, "an int")])
 def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
@@ -66,7 +69,8 @@ def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
         RNTKClassifier(**{name: bad}).fit(X, [0, 1, 0, 1])
 
 
-@pytest.mark.parametrize("function", [amplitude_spectrum, value_quantiles, shape_quantiles])
+@pytest.mark.parametrize("function", [amplitude_spectrum, value_quantiles, shape_quantiles,
+                                      octave_shape_quantiles])
 def test_bad_series_are_refused_before_the_transform(rng, function):
     X = rng.normal(size=(3, 8))
     X[1, 3] = np.nan
@@ -91,13 +95,15 @@ def test_the_preparations_run_in_the_tables_order(rng):
         np.testing.assert_array_equal(g, w)
     # an estimator without a preparation's parameter does not get its default
     assert prepare_series(xs, {}, {}) is xs
-    assert set(PREPARATION_NAMES) == {"normalize", "spectrum", "quantiles", "shapes", "pool"}
+    assert set(PREPARATION_NAMES) == {"normalize", "spectrum", "quantiles", "shapes",
+                                      "octave_shapes", "pool"}
 
 
 @pytest.mark.parametrize("transformer, function", [
     (AmplitudeSpectrum(n_bins=9), lambda X: amplitude_spectrum(X, n_bins=9)),
     (ValueQuantiles(n_levels=6), lambda X: value_quantiles(X, n_levels=6)),
     (ShapeQuantiles(n_levels=6), lambda X: shape_quantiles(X, n_levels=6)),
+    (OctaveShapeQuantiles(n_levels=6), lambda X: octave_shape_quantiles(X, n_levels=6)),
 ])
 def test_transformers_equal_their_functions(rng, transformer, function):
     for X in (rng.normal(size=(5, 20)), rng.normal(size=(5, 20, 3)),
@@ -150,7 +156,7 @@ def _expected_failures(est):
 
 @parametrize_with_checks(
     [AmplitudeSpectrum(n_bins=8), ValueQuantiles(n_levels=8), ShapeQuantiles(n_levels=8),
-     BlockMeans(pool=2),
+     OctaveShapeQuantiles(n_levels=8), BlockMeans(pool=2),
      SeriesImputer()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

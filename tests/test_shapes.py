@@ -1,35 +1,50 @@
-"""The local-shape representation (``shapes=``): the transform, its kernel, wide networks."""
+"""The local-shape representations (``shapes=``, ``octave_shapes=``): the transforms, their
+kernel, wide networks."""
 
 import numpy as np
 import pytest
 
-from rntk import RNTKClassifier, RNTKClassifierCV, ShapeQuantiles, rntk_kernel, shape_quantiles
+from rntk import (
+    OctaveShapeQuantiles,
+    RNTKClassifier,
+    RNTKClassifierCV,
+    ShapeQuantiles,
+    octave_shape_quantiles,
+    rntk_kernel,
+    shape_quantiles,
+)
 from rntk._model_selection import DEFAULT_SETTINGS, SHAPE_LEVELS
 from rntk.model_selection import MEAN_NETWORK, default_grid
 from tests.reference import family_gram
 from tests.test_quantiles import SPEC, _quantile_by_hand, _rms_scaled
 from tests.wide_networks import assert_wide_networks_converge
 
+#: Each representation: its transform, its transformer, its dilations, its signals.
+SHAPES = {"shapes": (shape_quantiles, ShapeQuantiles, (1, 4, 16), 7),
+          "octave_shapes": (octave_shape_quantiles, OctaveShapeQuantiles, (1, 2, 4, 8, 16), 11)}
 
-def _signals_by_hand(x):
-    """The seven signals of one channel, by explicit loops: values, slopes, curvatures."""
+
+def _signals_by_hand(x, dilations=(1, 4, 16)):
+    """The signals of one channel, by explicit loops: values, slopes, curvatures."""
     x = [float(v) for v in x]
     T = len(x)
     out = [x]
-    for d in (1, 4, 16):
+    for d in dilations:
         out.append([x[t] - x[t - d] for t in range(d, T)] or [0.0])
-    for d in (1, 4, 16):
+    for d in dilations:
         out.append([x[t + d] - 2 * x[t] + x[t - d] for t in range(d, T - d)] or [0.0])
     return out
 
 
-def test_the_seven_quantile_functions_by_hand(rng):
+@pytest.mark.parametrize("name", SHAPES)
+def test_the_quantile_functions_by_hand(rng, name):
+    transform, _, dilations, n_signals = SHAPES[name]
     X = [rng.normal(size=(T, 2)) + 3.0 for T in (40, 9, 3, 1)]
-    Q = shape_quantiles(X, n_levels=7)
-    assert Q.shape == (4, 7, 14)  # 7 signals x 2 channels, signal-major
+    Q = transform(X, n_levels=7)
+    assert Q.shape == (4, 7, 2 * n_signals)  # signals x 2 channels, signal-major
     for x, q in zip(X, Q):
         for c in range(2):
-            for k, signal in enumerate(_signals_by_hand(x[:, c])):
+            for k, signal in enumerate(_signals_by_hand(x[:, c], dilations)):
                 np.testing.assert_allclose(q[:, 2 * k + c], _quantile_by_hand(signal, 7),
                                            rtol=1e-12, atol=1e-12)
     # the values and first differences are those of value_quantiles
@@ -47,8 +62,9 @@ def test_a_local_shape_anywhere_gives_the_same_representation(rng):
     a, b = np.zeros(140), np.zeros(140)
     a[40:40 + len(shape)] = shape
     b[80:80 + len(shape)] = shape
-    Q = shape_quantiles([a, b], n_levels=16)
-    np.testing.assert_allclose(Q[0], Q[1], rtol=1e-12, atol=1e-12)
+    for transform in (shape_quantiles, octave_shape_quantiles):
+        Q = transform([a, b], n_levels=16)
+        np.testing.assert_allclose(Q[0], Q[1], rtol=1e-12, atol=1e-12)
     # the shape reversed in time: the same values and curvatures, the slopes negated
     c = np.zeros(140)
     c[60:60 + len(shape)] = shape[::-1]
@@ -64,42 +80,55 @@ def test_a_local_shape_anywhere_gives_the_same_representation(rng):
     assert all(np.abs(S[0, :, k] - S[1, :, k]).max() > 0.1 for k in (1, 2, 3, 4, 6))
 
 
-def test_degenerate_series_and_extreme_magnitudes(rng):
-    Q = shape_quantiles([np.full(30, 2.0), np.zeros(5), np.array([7.0])], n_levels=3)
-    np.testing.assert_allclose(Q[0], [[1.0] + [0.0] * 6] * 3)  # a level, no shape
+def test_the_octave_shapes_hold_the_three_scales():
+    # the signals at 1, 4 and 16 steps are those of shape_quantiles, in its order
+    X = [np.cumsum(np.sin(np.arange(T) / 3.0)) for T in (50, 33)]
+    Q, O = shape_quantiles(X, n_levels=9), octave_shape_quantiles(X, n_levels=9)
+    np.testing.assert_allclose(O[:, :, [0, 1, 3, 5, 6, 8, 10]], Q, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_degenerate_series_and_extreme_magnitudes(rng, name):
+    transform, transformer, _, k = SHAPES[name]
+    Q = transform([np.full(30, 2.0), np.zeros(5), np.array([7.0])], n_levels=3)
+    np.testing.assert_allclose(Q[0], [[1.0] + [0.0] * (k - 1)] * 3)  # a level, no shape
     np.testing.assert_array_equal(Q[1], 0.0)
-    np.testing.assert_allclose(Q[2], [[1.0] + [0.0] * 6] * 3)
+    np.testing.assert_allclose(Q[2], [[1.0] + [0.0] * (k - 1)] * 3)
     x = rng.normal(size=50)
     for scale in (1e-200, 1e300):
-        np.testing.assert_allclose(shape_quantiles([scale * x], 8), shape_quantiles([x], 8),
+        np.testing.assert_allclose(transform([scale * x], 8), transform([x], 8),
                                    rtol=1e-9, atol=1e-12)
-    assert ShapeQuantiles(n_levels=5).fit_transform([x, x[:20]]).shape == (2, 5, 7)
+    assert transformer(n_levels=5).fit_transform([x, x[:20]]).shape == (2, 5, k)
 
 
-def test_the_estimator_reads_the_rms_scaled_shapes(rng):
+@pytest.mark.parametrize("name", SHAPES)
+def test_the_estimator_reads_the_rms_scaled_shapes(rng, name):
+    transform = SHAPES[name][0]
     X = [rng.normal(size=T) for T in (30, 44, 21, 60)]
     y = [0, 1, 0, 1]
-    clf = RNTKClassifier(shapes=6, normalize="rms", model="ridge", **SPEC).fit(X, y)
-    Q = _rms_scaled(shape_quantiles(X, n_levels=6))
+    clf = RNTKClassifier(**{name: 6}, normalize="rms", model="ridge", **SPEC).fit(X, y)
+    Q = _rms_scaled(transform(X, n_levels=6))
     np.testing.assert_allclose(clf._gram(clf.X_fit_), family_gram(Q, **SPEC), rtol=1e-10)
     Xn = [rng.normal(size=T) for T in (17, 50)]
-    Qn = _rms_scaled(shape_quantiles(Xn, n_levels=6))
+    Qn = _rms_scaled(transform(Xn, n_levels=6))
     np.testing.assert_allclose(clf.decision_function(Xn),
                                clf.estimator_.decision_function(family_gram(Qn, Q, **SPEC)),
                                rtol=1e-10)
     with pytest.raises(ValueError, match="give one of them"):
-        RNTKClassifier(shapes=4, quantiles=4).fit(X, y)
+        RNTKClassifier(**{name: 4}, quantiles=4).fit(X, y)
 
 
-def test_the_default_grid_reads_local_shapes_in_place_of_the_quantiles():
-    assert "shapes" in DEFAULT_SETTINGS and "quantiles" not in DEFAULT_SETTINGS
-    assert len(DEFAULT_SETTINGS) == 7
+def test_the_default_grid_reads_local_shapes_at_two_sets_of_scales():
+    assert "quantiles" not in DEFAULT_SETTINGS and len(DEFAULT_SETTINGS) == 7
+    # the shapes at every octave took the last-step setting's place
+    assert not any(g.get("readout") != ["mean"] for g in DEFAULT_SETTINGS.values())
     for T, levels in [(1, 2), (5, 5), (64, 64), (1344, SHAPE_LEVELS)]:
         grid = default_grid([T, max(1, T // 2)])
-        (setting,) = [g for g in grid if "shapes" in g]
-        assert setting["shapes"] == [levels]
-        assert "pool" not in setting and setting["readout_band"] == [8]
-        assert all(setting[k] == v for k, v in MEAN_NETWORK.items())
+        for name in SHAPES:
+            (setting,) = [g for g in grid if name in g]
+            assert setting[name] == [levels]
+            assert "pool" not in setting and setting["readout_band"] == [8]
+            assert all(setting[k] == v for k, v in MEAN_NETWORK.items())
         assert not any("quantiles" in g for g in grid)
 
 
@@ -109,15 +138,18 @@ def test_the_default_search_refuses_a_representation_of_its_own(rng):
         RNTKClassifierCV(shapes=8).fit(X, y)
 
 
-def test_wide_networks_reading_the_shapes_tend_to_their_kernel(rng):
+@pytest.mark.parametrize("name", SHAPES)
+def test_wide_networks_reading_the_shapes_tend_to_their_kernel(rng, name):
     torch = pytest.importorskip("torch")
     from rntk.nn import RNTKNetwork
 
+    k = SHAPES[name][3]
     X = [rng.normal(size=T) for T in (20, 26, 23)]
-    clf = RNTKClassifier(shapes=4, normalize="rms", model="ridge", **SPEC).fit(X, [0, 1, 0])
+    clf = RNTKClassifier(**{name: 4}, normalize="rms", model="ridge", **SPEC).fit(X, [0, 1, 0])
     K = clf._gram(clf.X_fit_)
-    Q = clf.X_fit_  # the network's inputs: 7 channels, levels as steps
+    Q = clf.X_fit_  # the network's inputs: k channels, levels as steps
+    assert Q[0].shape == (4, k)
     np.testing.assert_allclose(K, rntk_kernel(Q, **SPEC), rtol=1e-12)
     assert_wide_networks_converge(
-        torch, K, Q, lambda width: RNTKNetwork(7, width, max_length=4, **SPEC),
+        torch, K, Q, lambda width: RNTKNetwork(k, width, max_length=4, **SPEC),
         widths=(100, 4000), seeds=4)

@@ -81,9 +81,9 @@ def _check_no_representation(search):
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
     Grid of parameters of the underlying estimator, as in
     :class:`~sklearn.model_selection.GridSearchCV`. Parameters not in it take
-    this object's values (those below; ``spectrum``, ``quantiles`` and ``shapes``
-    only with a ``param_grid``: the default grid has settings of its own for them,
-    and refuses them). ``None`` is the protocol's grid: {default}.
+    this object's values (those below; ``spectrum``, ``quantiles``, ``shapes`` and
+    ``octave_shapes`` only with a ``param_grid``: the default grid has settings of its
+    own for them, and refuses them). ``None`` is the protocol's grid: {default}.
 protocol : {{"loo", "paper"}}, default="loo"
     ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
     (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
@@ -193,15 +193,15 @@ self : {estimator}CV
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 7 kernel settings (the bidirectional 2-layer "
-             "RNTK read out at the last step, ``sigma_b = 2``, unit-norm series; the "
+    default=("with ``protocol='loo'`` 7 kernel settings (the "
              "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
              "with a band of 8 steps (on series pooled to at most 128 steps), or on "
              "block means of 8 steps with up to 128 readouts; the same on the series as "
              "given, which keeps their level and scale, with the band or on block means "
              "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
              "on the quantile functions of values, slopes and curvatures at 1, 4 and "
-             "16 steps, ``shapes``) x 9 "
+             "16 steps, ``shapes``, or at 1, 2, 4, 8 and 16 steps, ``octave_shapes``) "
+             "x 9 "
              "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
              "the best candidates of the 3 best settings (``n_average``); with "
              "``protocol='paper'`` the paper's 900 kernel settings x 5 values of ``C``"),

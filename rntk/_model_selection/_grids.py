@@ -54,8 +54,9 @@ QUANTILE_LEVELS = 64
 #: steps).
 SHAPE_LEVELS = 64
 
-#: The part of the default grid read out at the last step: the bidirectional two-layer
-#: ReLU RNTK, ``sigma_b = 2``, unit-norm series.
+#: The network read out at the last step: the bidirectional two-layer ReLU RNTK,
+#: ``sigma_b = 2``, unit-norm series (a setting of the regression grid; of the default
+#: classifier grid until the shapes at every octave took its place).
 LAST_STEP_GRID = {"direction": ["bidirectional"], "n_layers": [2], "diff": [False],
                   "sigma_b": [2.0]}
 #: The shared network of the mean-readout settings: forward, one layer, series scaled to
@@ -75,14 +76,15 @@ def _readouts(network):
 
     Banded (``MEAN_BAND``), pooled to ``MEAN_POOL`` or ``LEVEL_POOL`` steps, and banded
     on amplitude spectra, on quantile functions of values and steps, or on those of
-    values, slopes and curvatures.
+    values, slopes and curvatures (at three scales, or at five).
     """
     band = {**network, "readout_band": [MEAN_BAND]}
     return {"band": band, "pool8": {**network, "pool": [MEAN_POOL]},
             "pool4": {**network, "pool": [LEVEL_POOL]},
             "spectrum": {**band, "spectrum": [SPECTRUM_BINS]},
             "quantiles": {**band, "quantiles": [QUANTILE_LEVELS]},
-            "shapes": {**band, "shapes": [SHAPE_LEVELS]}}
+            "shapes": {**band, "shapes": [SHAPE_LEVELS]},
+            "octave_shapes": {**band, "octave_shapes": [SHAPE_LEVELS]}}
 
 
 _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
@@ -90,7 +92,6 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: Kernel settings of the default (leave-one-out) classifier protocol, by name (other
 #: parameters keep the estimator's values):
 #:
-#: * ``LAST_STEP_GRID`` (1 setting);
 #: * the banded mean readout: ``MEAN_NETWORK`` read out at every step, pairs of readouts
 #:   at most ``MEAN_BAND`` steps apart (shapes compared up to small shifts);
 #: * the pooled mean readout: ``MEAN_NETWORK`` on block means of ``MEAN_POOL`` steps,
@@ -101,11 +102,13 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: * the spectral setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading each
 #:   series' amplitude spectrum (``spectrum``: at most ``SPECTRUM_BINS`` frequencies,
 #:   see :func:`rntk.amplitude_spectrum`), scaled to unit RMS;
-#: * the shape setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
+#: * the two shape settings: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
 #:   quantile functions of each series' values, and of its slopes and curvatures at 1,
 #:   4 and 16 steps (``shapes``: at most ``SHAPE_LEVELS`` levels, see
-#:   :func:`rntk.shape_quantiles`), each scaled to unit RMS: the distribution of the
-#:   values and of the local shapes at three scales, whatever their place in time;
+#:   :func:`rntk.shape_quantiles`) or at every octave from 1 to 16 steps
+#:   (``octave_shapes``, :func:`rntk.octave_shape_quantiles`), each scaled to unit RMS:
+#:   the distribution of the values and of the local shapes, whatever their place in
+#:   time;
 #:
 #: the pooled ones with the readout stride of :func:`mean_readouts`, the banded ones
 #: on series pooled to at most ``BAND_STEPS`` steps. The refitted model averages the
@@ -127,16 +130,19 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: the per-set differences), with 1 and 2 series per class 55.83% and 64.02%; 64
 #: levels rather than 32 (83.94%), and beside the last-step setting rather than in its
 #: place (83.88%). 0.4.0 reads the local shapes in its place (``shapes``, by the same
-#: protocol, ``benchmarks/tune_local_shapes.py``, with ``precision="auto"``): see
-#: ``benchmarks/README.md`` for the nested figures.
+#: protocol, ``benchmarks/tune_local_shapes.py``, with ``precision="auto"``), and the
+#: shapes at every octave in place of the last-step setting (``LAST_STEP_GRID``, the
+#: bidirectional two-layer RNTK read out at the last step: ``tune_local_shapes.py
+#: --replace``, +0.47 +- 0.21 nested on the UCR panel, -0.08 +- 1.66 on the 7 UEA sets,
+#: in less Gram time); see ``benchmarks/README.md`` for the nested figures.
 DEFAULT_SETTINGS = {
-    "last": LAST_STEP_GRID,
     "band": _MEAN["band"],
     "pool": _MEAN["pool8"],
     "level_band": _LEVEL["band"],
     "level_pool": _LEVEL["pool4"],
     "spectrum": _MEAN["spectrum"],
     "shapes": _MEAN["shapes"],
+    "octave_shapes": _MEAN["octave_shapes"],
 }
 #: ``DEFAULT_SETTINGS`` as a grid (a list, in the order of the names).
 DEFAULT_GRID = list(DEFAULT_SETTINGS.values())
@@ -275,7 +281,7 @@ def default_grid(lengths, alphas=None):
         :func:`readout_stride`; each banded setting on
         series with the ``pool`` ``ceil(max(lengths) / BAND_STEPS)``; the spectral
         setting with ``min(SPECTRUM_BINS, max(lengths) // 2 + 1)`` frequencies (at
-        least 2); the shape setting with ``min(SHAPE_LEVELS, max(lengths))``
+        least 2); the shape settings with ``min(SHAPE_LEVELS, max(lengths))``
         levels (at least 2); and the ridges.
     """
     return [_sized(g, lengths, alphas) for g in DEFAULT_GRID]
@@ -298,8 +304,9 @@ def _sized(setting, lengths, alphas, bins=None, levels=None, band_steps=None):
         g["spectrum"] = [max(_least("spectrum"), min(bins or SPECTRUM_BINS, longest // 2 + 1))]
     elif "quantiles" in g:
         g["quantiles"] = [max(_least("quantiles"), min(levels or QUANTILE_LEVELS, longest))]
-    elif "shapes" in g:
-        g["shapes"] = [max(_least("shapes"), min(SHAPE_LEVELS, longest))]
+    elif "shapes" in g or "octave_shapes" in g:
+        name = "shapes" if "shapes" in g else "octave_shapes"
+        g[name] = [max(_least(name), min(SHAPE_LEVELS, longest))]
     elif "readout_band" in g:
         g["pool"] = [max(1, -(-longest // (band_steps or BAND_STEPS)))]
     if "pool" in g and "readout_band" not in g:

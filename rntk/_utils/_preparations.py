@@ -25,6 +25,7 @@ from ._sequences import (
     NORMALIZATIONS,
     channel_statistics,
     normalize_series,
+    octave_shape_quantile_series,
     pool_series,
     quantile_series,
     shape_quantile_series,
@@ -130,6 +131,13 @@ PREPARATIONS = (
         "    not with another representation). The kernel then compares the distributions\n"
         "    of local slopes and curvatures at three scales (of local shapes), wherever\n"
         "    they occur in time;"),
+    _representation(
+        "octave_shapes", octave_shape_quantile_series,
+        "replace each series by the quantile functions\n"
+        "    of ``shapes``, with the differences and curvatures at every octave, ``d`` =\n"
+        "    1, 2, 4, 8 and 16 steps (:func:`rntk.octave_shape_quantiles`; ``None``: the\n"
+        "    series itself; not with another representation): local shapes at five\n"
+        "    scales;"),
     Preparation(
         "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
         "pool : int, default=1\n"

@@ -26,7 +26,8 @@ __all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_
            "interpolate_steps", "standardize_channels",
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
-           "quantile_series", "shape_quantile_series", "spectrum_series", "SHAPE_DILATIONS"]
+           "quantile_series", "shape_quantile_series", "octave_shape_quantile_series",
+           "spectrum_series", "SHAPE_DILATIONS", "OCTAVE_DILATIONS"]
 
 
 def _as_float_array(a, name):
@@ -549,6 +550,9 @@ def quantile_series(seqs, n_levels):
 
 #: Steps apart of the differences and curvatures of :func:`shape_quantile_series`.
 SHAPE_DILATIONS = (1, 4, 16)
+#: Steps apart of the differences and curvatures of :func:`octave_shape_quantile_series`:
+#: every octave from 1 to 16 steps.
+OCTAVE_DILATIONS = (1, 2, 4, 8, 16)
 
 
 def _dilated(a, d, order):
@@ -587,6 +591,11 @@ def shape_quantile_series(seqs, n_levels, dilations=SHAPE_DILATIONS):
     """
     signals = ((0, 1), *((1, d) for d in dilations), *((2, d) for d in dilations))
     return _signal_quantiles(seqs, n_levels, signals)
+
+
+def octave_shape_quantile_series(seqs, n_levels):
+    """:func:`shape_quantile_series` at ``OCTAVE_DILATIONS`` (11 signals per channel)."""
+    return shape_quantile_series(seqs, n_levels, OCTAVE_DILATIONS)
 
 
 def _signal_quantiles(seqs, n_levels, signals):
