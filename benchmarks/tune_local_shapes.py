@@ -30,7 +30,7 @@ Results: see ``benchmarks/README.md``.
 Usage::
 
     python benchmarks/tune_local_shapes.py [--quick] [--replace] [--data-home DIR]
-        [--cache DIR] [--out DIR]
+        [--cache DIR] [--out DIR] [--precision auto|float64]
 """
 
 import argparse
@@ -155,6 +155,9 @@ def main(argv=None):
     ap.add_argument("--replace", action="store_true",
                     help="qd_c beside qd_b, in place of each other setting "
                          "(writes replace.csv and replace.md)")
+    ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
+                    help="the engine's arithmetic for the default's six other settings "
+                         "(float64 reads a cache of float64 Grams, as tune_cntk.py's)")
     args = ap.parse_args(argv)
     cache, out = Path(args.cache), Path(args.out)
     cache.mkdir(parents=True, exist_ok=True)
@@ -168,7 +171,7 @@ def main(argv=None):
         for key, package in (("qd_b", shape_quantiles), ("qd_c", octave_shape_quantiles)):
             np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS[key][1]),
                                        package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
-        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision("auto", k))
+        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
              for k in SIX + [QUANTILES]]
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         return G, y, yte, {}

@@ -111,11 +111,11 @@ device : {{"cpu", "cuda"}}, default="cpu"
     Where the Grams are computed, as in :func:`rntk.rntk_kernel`.
 precision : {{"float64", "float32", "auto"}}, default="auto"
     Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
-    float32 for the mean-readout settings (``readout="mean"``: all the default
-    grid's but one), float64 for the last-step ones; with the default grid this
-    takes about 0.8x the Gram time of float64 for the same nested-CV accuracy on the
-    development panel (``benchmarks/tune_precision.py``). The ``large_n`` path
-    computes in float64.
+    float32 for the mean-readout settings (``readout="mean"``: every setting of the
+    default grid), float64 for the last-step ones; with the default grid of 0.4.0's
+    first steps (one last-step setting) this took about 0.8x the Gram time of float64
+    for the same nested-CV accuracy on the development panel
+    (``benchmarks/tune_precision.py``). The ``large_n`` path computes in float64.
 verbose : int, default=0
     ``1``: progress about every 10% of the kernel settings (settings done /
     total, elapsed time, ETA, best score so far); ``2``: after every setting.
