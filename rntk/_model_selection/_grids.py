@@ -134,7 +134,7 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: shapes at every octave in place of the last-step setting (``LAST_STEP_GRID``, the
 #: bidirectional two-layer RNTK read out at the last step: ``tune_local_shapes.py
 #: --replace``, +0.47 +- 0.21 nested on the UCR panel, -0.08 +- 1.66 on the 7 UEA sets,
-#: in less Gram time); see ``benchmarks/README.md`` for the nested figures.
+#: in about the same time); see ``benchmarks/README.md`` for the nested figures.
 DEFAULT_SETTINGS = {
     "band": _MEAN["band"],
     "pool": _MEAN["pool8"],
