@@ -112,9 +112,8 @@ device : {{"cpu", "cuda"}}, default="cpu"
 precision : {{"float64", "float32", "auto"}}, default="auto"
     Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
     float32 for the mean-readout settings (``readout="mean"``: every setting of the
-    default grid), float64 for the last-step ones; with the default grid of 0.4.0's
-    first steps (one last-step setting) this took about 0.8x the Gram time of float64
-    for the same nested-CV accuracy on the development panel
+    default grid), float64 for the last-step ones; the mean readouts in float32 scored
+    as in float64 by nested CV on the development panel, in about 0.8x the Gram time
     (``benchmarks/tune_precision.py``). The ``large_n`` path computes in float64.
 verbose : int, default=0
     ``1``: progress about every 10% of the kernel settings (settings done /
@@ -200,7 +199,7 @@ self : {estimator}CV
              "given, which keeps their level and scale, with the band or on block means "
              "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
              "on the quantile functions of values, slopes and curvatures at 1, 4 and "
-             "16 steps, ``shapes``, or at 1, 2, 4, 8 and 16 steps, ``octave_shapes``) "
+             "16 steps, ``shapes``, and at 1, 2, 4, 8 and 16 steps, ``octave_shapes``) "
              "x 9 "
              "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
              "the best candidates of the 3 best settings (``n_average``); with "

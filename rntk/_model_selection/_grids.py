@@ -105,7 +105,7 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: * the two shape settings: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
 #:   quantile functions of each series' values, and of its slopes and curvatures at 1,
 #:   4 and 16 steps (``shapes``: at most ``SHAPE_LEVELS`` levels, see
-#:   :func:`rntk.shape_quantiles`) or at every octave from 1 to 16 steps
+#:   :func:`rntk.shape_quantiles`), and at every octave from 1 to 16 steps
 #:   (``octave_shapes``, :func:`rntk.octave_shape_quantiles`), each scaled to unit RMS:
 #:   the distribution of the values and of the local shapes, whatever their place in
 #:   time;
