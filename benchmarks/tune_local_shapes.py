@@ -127,15 +127,19 @@ def plans():
     return out
 
 
+#: The variants ``--replace`` reads, after the six (positions 6 and 7).
+REPLACE = ("qd_b", "qd_c")
+
+
 def replace_plans():
     """``variant -> settings`` of ``--replace``: ``qd_c`` beside ``qd_b``, in place of one.
 
-    The baseline is the six with ``qd_b`` (the default of this script's first study);
-    ``qd_c`` is added, or takes the place of ``qd_b`` or of one of the six but the two
-    settings of the default's prior pair (``E.PRIOR``).
+    Positions: the six, then ``REPLACE``. The baseline is the six with ``qd_b`` (the
+    default of this script's first study); ``qd_c`` is added, or takes the place of
+    ``qd_b`` or of one of the six but the two settings of the default's prior pair
+    (``E.PRIOR``).
     """
-    six = list(range(6))
-    b, c = (7 + list(VARIANTS).index(k) for k in ("qd_b", "qd_c"))
+    six, b, c = list(range(6)), 6, 7
     out = {"the six + qd_b": six + [b], "qd_c beside them": six + [b, c],
            "qd_c in place of qd_b": six + [c]}
     prior = {j for j, _ in E.PRIOR}
@@ -171,9 +175,11 @@ def main(argv=None):
         for key, package in (("qd_b", shape_quantiles), ("qd_c", octave_shape_quantiles)):
             np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS[key][1]),
                                        package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
+        # only the Grams the plans read (each one's leave-one-out is computed per split)
+        first, variants = (SIX, REPLACE) if args.replace else (SIX + [QUANTILES], VARIANTS)
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
-             for k in SIX + [QUANTILES]]
-        G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
+             for k in first]
+        G += [variant_grams(name, k, (xtr, xte), cache) for k in variants]
         return G, y, yte, {}
 
     if args.replace:

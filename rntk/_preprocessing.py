@@ -13,8 +13,7 @@ import numpy as np
 from ._utils import as_sequences, fill_doc
 from ._utils._preparations import check_preparation
 from ._utils._sequences import (
-    OCTAVE_DILATIONS,
-    SHAPE_DILATIONS,
+    octave_shape_quantile_series,
     quantile_series,
     shape_quantile_series,
     spectrum_series,
@@ -35,6 +34,13 @@ def _read_series(X, missing="raise"):
     _check_not_1d(X)
     _reject_strings(X)
     return X, as_sequences(X, "X", missing=missing)
+
+
+def _quantile_functions(name, series, X, n_levels):
+    """Return ``series(seqs, n_levels)`` of the checked ``X``, stacked (preparation ``name``)."""
+    n_levels = check_preparation(name, n_levels, "n_levels")
+    _, seqs = _read_series(X)
+    return np.stack(series(seqs, int(n_levels)))
 
 
 def _same_layout(X, seqs):
@@ -260,9 +266,7 @@ def value_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     >>> bool(np.allclose(q[0, :, 1], q[1, :, 1]))  # but other steps
     False
     """
-    n_levels = check_preparation("quantiles", n_levels, "n_levels")
-    _, seqs = _read_series(X)
-    return np.stack(quantile_series(seqs, int(n_levels)))
+    return _quantile_functions("quantiles", quantile_series, X, n_levels)
 
 
 @fill_doc(parameters=_parameters("n_levels", 64, "Levels"), **_TRANSFORM_DOC)
@@ -310,9 +314,7 @@ def shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     >>> bool(np.allclose(q[0, :, 4], q[1, :, 4]))  # the same curvatures (one kink each)
     True
     """
-    n_levels = check_preparation("shapes", n_levels, "n_levels")
-    _, seqs = _read_series(X)
-    return np.stack(shape_quantile_series(seqs, int(n_levels), SHAPE_DILATIONS))
+    return _quantile_functions("shapes", shape_quantile_series, X, n_levels)
 
 
 @fill_doc(parameters=_parameters("n_levels", 64, "Levels"), **_TRANSFORM_DOC)
@@ -353,6 +355,4 @@ def octave_shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     >>> bool(np.allclose(q[0, :, 7], q[1, :, 7]))  # the same curvatures at 2 steps
     True
     """
-    n_levels = check_preparation("octave_shapes", n_levels, "n_levels")
-    _, seqs = _read_series(X)
-    return np.stack(shape_quantile_series(seqs, int(n_levels), OCTAVE_DILATIONS))
+    return _quantile_functions("octave_shapes", octave_shape_quantile_series, X, n_levels)
