@@ -236,7 +236,8 @@ def test_blocks_of_files(rng, tmp_path):
 def test_features_on_disk_are_read_back_or_computed_again(rng):
     """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
     from rntk import RNTKNystroem
-    from rntk._model_selection._cluster import _first_pass, _loo_of, _second_pass
+    from rntk._model_selection._cluster import _first_pass, _second_pass
+    from rntk._model_selection._on_workers import loo_of
     from rntk.model_selection import one_vs_all_targets
     X = rng.normal(size=(30, 8))
     labels = np.arange(30) % 3
@@ -257,11 +258,11 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     (path, address), counts_disk = _second_pass(stats, held, *args, "disk")
     assert address is None  # outside a worker: no worker to read it on
     np.testing.assert_array_equal(np.load(path), expected)  # the predictions, on disk
-    np.testing.assert_array_equal(_loo_of(path, 1), expected[1])
-    np.testing.assert_array_equal(_loo_of(loo, 1), expected[1])
+    np.testing.assert_array_equal(loo_of(path, 1), expected[1])
+    np.testing.assert_array_equal(loo_of(loo, 1), expected[1])
     os.remove(path)
     with pytest.raises(RuntimeError, match="gone with the worker that wrote them"):
-        _loo_of(path, 1)
+        loo_of(path, 1)
     assert not os.path.exists(held.path)  # read once, then deleted
     loo_again, _ = _second_pass(stats, held, *args, "memory")  # the file is gone: computed
     np.testing.assert_allclose(loo_again, expected, rtol=1e-12)
@@ -396,3 +397,35 @@ def test_what_a_worker_holds_for_the_client_is_not_a_whole_block(data):
     np.testing.assert_array_equal(light.decision_function(X_test),
                                   model.decision_function(X_test))
     np.testing.assert_array_equal(light.predict_proba(X_test), model.predict_proba(X_test))
+
+
+def test_results_are_gathered_a_few_blocks_at_a_time(capsys):
+    # a block's result (its predictions, or its leave-one-out of one ridge) waits on its
+    # worker until gathered: submitted all at once, they waited together, n x n_targets
+    # floats over the workers; at most two batches of two per worker thread wait now
+    from rntk._model_selection import _cluster
+
+    class Client:
+        waiting = most = 0
+
+        def nthreads(self):
+            return {"a": 1, "b": 1}
+
+        def submit(self, item):
+            self.waiting += 1
+            self.most = max(self.most, self.waiting)
+            return lambda: 10 * item
+
+        def gather(self, futures):
+            self.waiting -= len(futures)
+            return [f() for f in futures]
+
+    client = Client()
+    progress = _cluster._Progress(50, 1, "predict: block")
+    out = _cluster._gather_bounded(client, client.submit, range(50), progress)
+    assert out == [10 * k for k in range(50)]
+    assert client.waiting == 0 and client.most == 2 * 2 * 2
+    lines = capsys.readouterr().out.splitlines()  # every tenth
+    assert [line.split("|")[0].split()[-1] for line in lines] == [
+        f"{k}/50" for k in range(5, 51, 5)]
+    assert _cluster._gather_bounded(client, client.submit, []) == []

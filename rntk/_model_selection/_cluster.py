@@ -9,6 +9,7 @@ imported only when a cluster is used.
 
 import copy
 import glob
+import itertools
 import math
 import operator
 import os
@@ -32,7 +33,7 @@ from ._features import (
     stack_r,
 )
 from ._loo import decision_to_labels, one_vs_all_targets
-from ._on_workers import remove, save, this_worker
+from ._on_workers import loo_of, remove, save, this_worker
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
@@ -362,7 +363,7 @@ def predict_source(X):
     return None
 
 
-def _apply(est, item, k, missing, method):
+def _apply(est, k, item, missing, method):
     return getattr(est, method)(_series_of(item, k, missing))
 
 
@@ -389,23 +390,41 @@ def apply_blocks(est, method, source, verbose=0):
     """``est.<method>`` of every block of ``source`` on its cluster, concatenated here."""
     client, items = source._bind()
     est_f = client.scatter(for_prediction(est), broadcast=True, hash=False)
-    futures = [client.submit(_apply, est_f, item, k, source.missing, method, pure=False)
-               for k, item in enumerate(items)]
-    _report(client, futures, verbose, f"{method}: block")
-    return np.concatenate(client.gather(futures))
+    progress = _Progress(len(items), verbose, f"{method}: block") if verbose else None
+    return np.concatenate(_gather_bounded(client, lambda item: client.submit(
+        _apply, est_f, *item, source.missing, method, pure=False), enumerate(items), progress))
 
 
-def _report(client, futures, verbose, what, progress=None):
+def _gather_bounded(client, submit, items, progress=None):
+    """Return the results of the tasks ``submit(item)`` (each a future), in order.
+
+    A result waits in its worker's memory until gathered: submitted at once, every block's
+    (its predictions, or its leave-one-out of one ridge) waited together, ``n x n_targets``
+    floats at any ``n``. A batch of two tasks per worker thread is gathered while the next
+    runs: at most two batches wait. A task's error is raised here.
+    """
+    batch = 2 * max(1, sum(client.nthreads().values()))
+    out, items = [], iter(items)
+    running = [submit(item) for item in itertools.islice(items, batch)]
+    while running:
+        ahead = [submit(item) for item in itertools.islice(items, batch)]
+        out += client.gather(running)
+        if progress is not None:
+            progress.update(len(out))
+        running = ahead
+    return out
+
+
+def _report(futures, verbose, progress):
     """Wait for ``futures`` (their results stay on the workers), raising a task's error.
 
-    When ``verbose``, print the finished tasks every tenth (every one above 1); a
-    ``progress`` (:class:`_Progress`) that counted the first of them goes on from there.
+    When ``verbose``, ``progress`` (:class:`_Progress`, which may have counted the first of
+    them) prints the finished tasks every tenth (every one above 1).
     """
     wait, as_completed = dask_names("wait", "as_completed")
     if not verbose:
         wait(futures)
     else:
-        progress = progress or _Progress(len(futures), verbose, what)
         for fut in as_completed(futures[progress.done:]):
             if fut.status == "error":
                 break
@@ -526,18 +545,6 @@ def _second_pass(stats, held, setting, Y, y, classes, alphas, where):
     return (save(loo, "loo"), getattr(this_worker(), "address", None)), counts
 
 
-def _loo_of(held, a):
-    """Return the leave-one-out predictions of ridge ``a`` of a block."""
-    if not isinstance(held, str):
-        return np.array(held[a])
-    try:
-        return np.array(np.load(held, mmap_mode="r")[a])
-    except FileNotFoundError as exc:
-        raise RuntimeError(
-            f"the leave-one-out predictions of a block ({held}) are gone with the worker "
-            "that wrote them (it left the cluster during the search): fit again") from exc
-
-
 def _stack(*factors):
     if any(f is None for f in factors):
         return None
@@ -636,11 +643,10 @@ class _RemoteLoo:
     def _read(self, held):
         path, address = held if isinstance(held, tuple) else (held, None)
         where = {} if address is None else {"workers": [address], "allow_other_workers": True}
-        return self.client.submit(_loo_of, path, self.a, pure=False, **where)
+        return self.client.submit(loo_of, path, self.a, pure=False, **where)
 
     def __array__(self, dtype=None, copy=None):
-        parts = [self._read(held) for held in self.blocks]
-        out = np.concatenate(self.client.gather(parts))
+        out = np.concatenate(_gather_bounded(self.client, self._read, self.blocks))
         return out if dtype is None else out.astype(dtype)
 
 
@@ -740,8 +746,8 @@ class ClusterFeaturePath(FeaturePath):
             own = W @ nys.normalization_
             est_f, nys_f = client.scatter([est, nys], broadcast=True, hash=False)
             phi, tree = [], _Tree(client)
-            what = f"kernel setting {s + 1}/{len(kernel_groups)}: block"
-            progress = _Progress(len(series.items), self.verbose, what)
+            progress = _Progress(len(series.items), self.verbose,
+                                 f"kernel setting {s + 1}/{len(kernel_groups)}: block")
             for k, item in enumerate(series.items):
                 done = tree.wait_for(k - _AHEAD)
                 if self.verbose and done:
@@ -753,7 +759,7 @@ class ClusterFeaturePath(FeaturePath):
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 tree.add(client.submit(operator.itemgetter(1), f, pure=False))
             try:
-                _report(client, phi, self.verbose, what, progress)
+                _report(phi, self.verbose, progress)
                 R = tree.root().result()
             except KernelOverflowError:
                 yield None

@@ -1,4 +1,4 @@
-"""What a task of the cluster search keeps on its worker: its files."""
+"""What a task of the cluster search keeps on its worker: its files, written and read."""
 
 import os
 import tempfile
@@ -32,3 +32,15 @@ def remove(paths):
             os.remove(path)
         except OSError:
             pass
+
+
+def loo_of(held, a):
+    """Return the leave-one-out predictions of ridge ``a`` of a block (array, or its file)."""
+    if not isinstance(held, str):
+        return np.array(held[a])
+    try:
+        return np.array(np.load(held, mmap_mode="r")[a])
+    except FileNotFoundError as exc:
+        raise RuntimeError(
+            f"the leave-one-out predictions of a block ({held}) are gone with the worker "
+            "that wrote them (it left the cluster during the search): fit again") from exc
