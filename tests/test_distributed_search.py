@@ -245,14 +245,17 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     nys = RNTKNystroem(n_components=5, random_state=0).fit(X)
     est = RNTKClassifierCV()._base_estimator()
     inputs = (X[10:], 1, "raise", est, nys, [], np.empty((0, 5)))
-    memory, R = _first_pass(inputs, y[10:], "memory")
-    held, R_disk = _first_pass(inputs, y[10:], "disk")
+    # the passes receive each series' class code and each class's targets
+    targets = (labels[10:].astype(np.uint8), one_vs_all_targets(classes)[1])
+    np.testing.assert_array_equal(targets[1][targets[0]], y[10:])
+    memory, R = _first_pass(inputs, targets, "memory")
+    held, R_disk = _first_pass(inputs, targets, "disk")
     assert os.path.exists(held.path)
     np.testing.assert_array_equal(R_disk, R)
     from rntk._model_selection._features import FeatureStats
     stats = FeatureStats(R, 20, 5)
     expected = stats.loo(memory, y[10:], [0.1, 1.0])
-    args = ((est, nys), y[10:], labels[10:], classes, [0.1, 1.0])
+    args = ((est, nys), targets, classes, [0.1, 1.0])
     loo, counts = _second_pass(stats, memory, *args, "memory")
     np.testing.assert_array_equal(loo, expected)
     (path, address), counts_disk = _second_pass(stats, held, *args, "disk")
@@ -284,12 +287,12 @@ def test_a_file_of_features_travels_light_and_finds_its_block_again(client, rng)
     from rntk._model_selection._cluster import _block_features, _first_pass, _item_ref
     from rntk.model_selection import one_vs_all_targets
     X = rng.normal(size=(400, 50))
-    _, y = one_vs_all_targets(np.arange(400) % 2)
+    targets = ((np.arange(400) % 2).astype(np.uint8)[40:], one_vs_all_targets([0, 1])[1])
     nys = RNTKNystroem(n_components=40, random_state=0).fit(X[:40])
     est = RNTKClassifierCV()._base_estimator()
     [block] = client.scatter([X[40:]], hash=False)
     inputs = (X[40:], 1, "raise", est, nys, [], np.empty((0, 40)))
-    held, _ = _first_pass(inputs, y[40:], "disk", _item_ref(block))
+    held, _ = _first_pass(inputs, targets, "disk", _item_ref(block))
     assert len(pickle.dumps(held)) < 2000 < X[40:].nbytes  # was the series and nys: 0.2 MB
     os.remove(held.path)  # as on another machine: computed again from the cluster's block
     again = client.submit(lambda h, e, n: h.load(e, n), held, est, nys).result()

@@ -33,7 +33,7 @@ from ._features import (
     stack_r,
 )
 from ._loo import decision_to_labels, one_vs_all_targets
-from ._on_workers import loo_of, remove, save, this_worker
+from ._on_workers import load_file, loo_of, memmap_rows, remove, save, this_worker
 from ._scorers import RidgeLOOScorer
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
@@ -53,20 +53,6 @@ def dask_names(*names):
 # -- series in blocks, loaded by the workers ------------------------------------------
 #: Series per block of :meth:`SeriesBlocks.from_array` when ``block_size`` is None.
 ARRAY_BLOCK = 4096
-
-
-def _memmap_rows(filename, dtype, shape, offset, order, start, stop):
-    """Rows ``start:stop`` of a memmap, read on a worker (the file is not sent)."""
-    X = np.memmap(filename, dtype=dtype, mode="r", shape=shape, offset=offset, order=order)
-    return np.array(X[start:stop])
-
-
-def _load_file(path):
-    """One file of series: ``.npy`` (read through a memmap) or ``.npz`` (array ``X``)."""
-    if str(path).endswith(".npz"):
-        with np.load(path, allow_pickle=False) as f:
-            return f["X"]
-    return np.load(path, mmap_mode="r", allow_pickle=False)
 
 
 def _series_of(item, k, missing):
@@ -206,7 +192,7 @@ class SeriesBlocks:
                 X = np.asarray(X)  # a view of a memmap: its rows are sent
             else:
                 order = "C" if X.flags.c_contiguous else "F"
-                return cls([partial(_memmap_rows, X.filename, X.dtype, X.shape, X.offset,
+                return cls([partial(memmap_rows, X.filename, X.dtype, X.shape, X.offset,
                                     order, i, min(i + size, X.shape[0])) for i in starts],
                            client=client, missing=missing, features=features)
         return cls([X[i:i + size] for i in starts], client=client, missing=missing,
@@ -240,7 +226,7 @@ class SeriesBlocks:
             paths = [os.fspath(f) for f in files]
         if not paths:
             raise ValueError(f"no file of series found in {files!r}")
-        load = _load_file if loader is None else loader
+        load = load_file if loader is None else loader
         return cls([partial(load, path) for path in paths], client=client, missing=missing,
                    features=features)
 
@@ -463,10 +449,11 @@ def _block_features(item, k, missing, est, nys, self_rows, self_features):
     return nys._features(xs, rest, out) if rest.size else out
 
 
-def _first_pass(inputs, Y, where, ref=None):
+def _first_pass(inputs, targets, where, ref=None):
     """Return a block's features (or the file that holds them) and their R factor.
 
-    ``inputs``: the arguments of :func:`_block_features`. ``where="disk"``: the features
+    ``inputs``: the arguments of :func:`_block_features`; ``targets``: the block's class
+    codes and each class's targets (its targets ``table[codes]``). ``where="disk"``: the features
     go to a file of the worker's local directory, read back by :func:`_second_pass`, so
     that a worker holds one block at a time; ``"memory"``: they stay in its memory. The R
     factor is None where the features are not finite (an overflow). ``ref``: how the file's
@@ -474,7 +461,8 @@ def _first_pass(inputs, Y, where, ref=None):
     given).
     """
     Phi = _block_features(*inputs)
-    R = feature_block_r(Phi, Y) if np.all(np.isfinite(Phi)) else None
+    codes, table = targets
+    R = feature_block_r(Phi, table[codes]) if np.all(np.isfinite(Phi)) else None
     if where == "memory" or R is None:
         return Phi, R
     item, k, missing, _, _, rows, own = inputs
@@ -528,18 +516,21 @@ class _OnDisk:
         return Phi
 
 
-def _second_pass(stats, held, setting, Y, y, classes, alphas, where):
+def _second_pass(stats, held, setting, targets, classes, alphas, where):
     """Return a block's leave-one-out predictions for every ridge, and its counts.
 
-    ``setting``: the estimator and the fitted Nystroem of the kernel setting (to compute
-    the features again where their file is not on this machine). The predictions
-    (``(n_alphas, n_rows, n_targets)``) stay in the worker's memory, or with
-    ``where="disk"`` in a file of its local directory (its path and the worker's address
-    are returned); the counts are those of :func:`_block_counts`.
+    ``targets``: as :func:`_first_pass`'s (the labels: ``classes[codes]``); ``setting``:
+    the estimator and the fitted Nystroem of the kernel setting (to compute the features
+    again where their file is not on this machine). The predictions (``(n_alphas, n_rows,
+    n_targets)``) stay in the worker's memory, or with ``where="disk"`` in a file of its
+    local directory (its path and the worker's address are returned); the counts are
+    those of :func:`_block_counts`.
     """
     Phi = held.load(*setting) if isinstance(held, _OnDisk) else held
+    codes, table = targets
+    Y = table[codes]
     loo = stats.loo(Phi, Y, alphas)
-    counts = _block_counts(loo, Y, y, classes)
+    counts = _block_counts(loo, Y, classes[codes], classes)
     if where == "memory":
         return loo, counts
     return (save(loo, "loo"), getattr(this_worker(), "address", None)), counts
@@ -666,8 +657,9 @@ class ClusterFeaturePath(FeaturePath):
     """
 
     def __init__(self, series, y, n_components, verbose=0):
-        self._classes, self._Y = one_vs_all_targets(y)  # the targets of every setting
-        self._y = np.asarray(y)
+        self._classes, codes = np.unique(np.asarray(y), return_inverse=True)
+        self._table = one_vs_all_targets(self._classes)[1]  # each class's targets
+        self._codes = codes.astype(np.min_scalar_type(len(self._classes) - 1))
         self._targets = None  # the futures of the blocks' targets and labels, once per fit
         self.series, self.client = series, series.client
         n = len(series)
@@ -689,19 +681,21 @@ class ClusterFeaturePath(FeaturePath):
 
         self.scorer = Scorer(classification=True)
 
-    def _target_blocks(self):
-        """Return the futures of every block's targets and of its labels.
+    def _target_blocks(self, k):
+        """Return the futures of block ``k``'s class codes and of each class's targets.
 
-        Scattered once per fit: a task that names a future instead of the arrays themselves
-        leaves nothing of them in the scheduler's record of it, which it keeps as long as
-        the task's results are held (the leave-one-out files until the search ends).
+        Scattered once per fit: the codes (a byte per series below 256 classes), from which
+        the passes make a block's targets and labels. Held for the fit, the targets and
+        labels themselves were 40 MB at a million series of 4 classes. A task that names a
+        future instead of arrays leaves nothing of them in the scheduler's record of it,
+        which it keeps as long as the task's results are held (the leave-one-out files
+        until the search ends).
         """
         if self._targets is None:
-            cuts = list(zip(self.series.offsets[:-1], self.series.offsets[1:]))
-            futures = self.client.scatter([self._Y[i0:i1] for i0, i1 in cuts]
-                                          + [self._y[i0:i1] for i0, i1 in cuts], hash=False)
-            self._targets = futures[:len(cuts)], futures[len(cuts):]
-        return self._targets
+            cuts = zip(self.series.offsets[:-1], self.series.offsets[1:])
+            codes = self.client.scatter([self._codes[i0:i1] for i0, i1 in cuts], hash=False)
+            self._targets = codes, self.client.scatter(self._table, broadcast=True, hash=False)
+        return self._targets[0][k], self._targets[1]
 
     def fit_preparation(self, est, raw):
         """Fit what the preparations learn (nothing: each is per series) on the landmarks."""
@@ -726,7 +720,6 @@ class ClusterFeaturePath(FeaturePath):
 
     def _grams(self, base, candidates, kernel_groups):
         client, series = self.client, self.series
-        Y, _ = self._target_blocks()
         for s, idxs in enumerate(kernel_groups):
             est = clone(base).set_params(**candidates[idxs[0]])
             learnt = fit_preparations(self.landmarks, est._preparation_values())
@@ -754,7 +747,7 @@ class ClusterFeaturePath(FeaturePath):
                     progress.update(done)
                 pos, rows = self._self_rows[k]
                 inputs = (item, k, series.missing, est_f, nys_f, rows, own[pos])
-                f = client.submit(_first_pass, inputs, Y[k], series.features,
+                f = client.submit(_first_pass, inputs, self._target_blocks(k), series.features,
                                   _item_ref(item), pure=False)
                 phi.append(client.submit(operator.itemgetter(0), f, pure=False))
                 tree.add(client.submit(operator.itemgetter(1), f, pure=False))
@@ -777,11 +770,10 @@ class ClusterFeaturePath(FeaturePath):
             raise ValueError("exact leave-one-out needs every alpha > 0 and finite")
         classes = self._classes  # y is unused: its blocks were scattered with the targets
         client, series = self.client, self.series
-        Yb, yb = self._target_blocks()
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
-        both = [client.submit(_second_pass, stats_f, f, K.setting, Yb[k], yb[k], classes,
-                              absolute, series.features, pure=False)
+        both = [client.submit(_second_pass, stats_f, f, K.setting, self._target_blocks(k),
+                              classes, absolute, series.features, pure=False)
                 for k, f in enumerate(K.Phi)]
         K.Phi = K.setting = None  # released once their leave-one-out is computed
         if series.features == "disk":
@@ -795,6 +787,6 @@ class ClusterFeaturePath(FeaturePath):
                                  for f in both])
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
-        mse = np.sum([e for _, e in got], axis=0) / (n * self._Y.shape[1])
+        mse = np.sum([e for _, e in got], axis=0) / (n * self._table.shape[1])
         self.scorer.last_loo = [_RemoteLoo(client, loo, a) for a in range(len(alphas))]
         return acc[:, None], -mse

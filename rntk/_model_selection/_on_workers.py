@@ -1,4 +1,4 @@
-"""What a task of the cluster search keeps on its worker: its files, written and read."""
+"""What a task of the cluster search reads and writes on its worker: files."""
 
 import os
 import tempfile
@@ -44,3 +44,17 @@ def loo_of(held, a):
         raise RuntimeError(
             f"the leave-one-out predictions of a block ({held}) are gone with the worker "
             "that wrote them (it left the cluster during the search): fit again") from exc
+
+
+def memmap_rows(filename, dtype, shape, offset, order, start, stop):
+    """Rows ``start:stop`` of a memmap, read on a worker (the file is not sent)."""
+    X = np.memmap(filename, dtype=dtype, mode="r", shape=shape, offset=offset, order=order)
+    return np.array(X[start:stop])
+
+
+def load_file(path):
+    """One file of series: ``.npy`` (read through a memmap) or ``.npz`` (array ``X``)."""
+    if str(path).endswith(".npz"):
+        with np.load(path, allow_pickle=False) as f:
+            return f["X"]
+    return np.load(path, mmap_mode="r", allow_pickle=False)
