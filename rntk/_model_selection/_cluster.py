@@ -453,12 +453,12 @@ def _first_pass(inputs, targets, where, ref=None):
     """Return a block's features (or the file that holds them) and their R factor.
 
     ``inputs``: the arguments of :func:`_block_features`; ``targets``: the block's class
-    codes and each class's targets (its targets ``table[codes]``). ``where="disk"``: the features
-    go to a file of the worker's local directory, read back by :func:`_second_pass`, so
-    that a worker holds one block at a time; ``"memory"``: they stay in its memory. The R
-    factor is None where the features are not finite (an overflow). ``ref``: how the file's
-    :class:`_OnDisk` finds the block's series again (:func:`_item_ref`; default: the series
-    given).
+    ``codes`` and each class's targets, ``table`` (the block's targets: ``table[codes]``).
+    ``where="disk"``: the features go to a file of the worker's local directory, read back
+    by :func:`_second_pass`, so that a worker holds one block at a time; ``"memory"``:
+    they stay in its memory. The R factor is None where the features are not finite (an
+    overflow). ``ref``: how the file's :class:`_OnDisk` finds the block's series again
+    (:func:`_item_ref`; default: the series given).
     """
     Phi = _block_features(*inputs)
     codes, table = targets
@@ -660,7 +660,7 @@ class ClusterFeaturePath(FeaturePath):
         self._classes, codes = np.unique(np.asarray(y), return_inverse=True)
         self._table = one_vs_all_targets(self._classes)[1]  # each class's targets
         self._codes = codes.astype(np.min_scalar_type(len(self._classes) - 1))
-        self._targets = None  # the futures of the blocks' targets and labels, once per fit
+        self._targets = None  # the futures of the blocks' class codes and the classes' targets
         self.series, self.client = series, series.client
         n = len(series)
         self.m = min(int(n_components), n)
@@ -768,7 +768,7 @@ class ClusterFeaturePath(FeaturePath):
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0) or np.any(np.isinf(alphas)):
             raise ValueError("exact leave-one-out needs every alpha > 0 and finite")
-        classes = self._classes  # y is unused: its blocks were scattered with the targets
+        classes = self._classes  # y is unused: the blocks' class codes were scattered once
         client, series = self.client, self.series
         absolute = alphas * K.stats.scale
         stats_f = client.scatter(K.stats, broadcast=True, hash=False)
