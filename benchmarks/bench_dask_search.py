@@ -29,7 +29,8 @@ for its first 17 minutes whatever the work.
 
 Rows are appended to ``bench_dask_search.csv`` beside this file (``--out`` to change), and
 ``--plot`` draws ``bench_dask_search.png`` from it (time and memory per worker against n,
-the latest run of each features mode, changes measured and left out aside).
+the latest run of each features mode, and the latest that reached its largest size when
+another one, changes measured and left out aside).
 
 Usage::
 
@@ -211,7 +212,7 @@ def scaling(writer, client, sizes, workers, estimator, n_test, local_first=True,
 
 
 def plot(csv_path, png_path):
-    """Draw fit time and peak memory per worker against n, one line per features mode."""
+    """Draw fit time and peak memory per worker against n, per features mode (its runs)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -222,35 +223,41 @@ def plot(csv_path, png_path):
             and "left out" not in r["part"] and r["where"] == "cluster"]
     if not rows:
         raise SystemExit(f"no scaling rows in {csv_path}")
-    modes = {}  # per mode, its latest run: rows of one part and of growing sizes
+    runs = {}  # per mode, its runs in order: rows of one part and of growing sizes
     for r in rows:
         mode, n = r.get("features") or "disk", int(r["n_train"])
-        part, run = modes.get(mode, (None, {}))
-        if part != r["part"] or n <= max(run):
-            modes[mode] = part, run = r["part"], {}
-        run[n] = r
-    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
+        mode_runs = runs.setdefault(mode, [])
+        if not mode_runs or mode_runs[-1][0] != r["part"] or n <= max(mode_runs[-1][1]):
+            mode_runs.append((r["part"], {}))
+        mode_runs[-1][1][n] = r
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 4.6))
     top = 0.0
-    for mode, (part, latest) in sorted(modes.items()):
-        n = np.array(sorted(latest))
-        fit = np.array([float(latest[k]["fit_s"]) for k in n])
-        mem = np.array([float(latest[k]["peak_worker_mb"]) for k in n])
-        extra = part.removeprefix("scaling").strip()  # the allocator's setting
-        label = f'features="{mode}"' + (f"\n{extra}" if extra else "")
-        a.loglog(n, fit, "o-", label=label)
-        b.semilogx(n, mem, "o-", label=label)
-        top = max(top, mem.max())
-        if mode == "disk":
-            a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
+    for mode, mode_runs in sorted(runs.items()):
+        # its latest run, and the latest that reached its largest size if another one
+        largest = max(reversed(mode_runs), key=lambda run: max(run[1]))
+        for k, (part, latest) in enumerate([mode_runs[-1]] + [
+                largest for _ in range(largest is not mode_runs[-1])]):
+            n = np.array(sorted(latest))
+            fit = np.array([float(latest[i]["fit_s"]) for i in n])
+            mem = np.array([float(latest[i]["peak_worker_mb"]) for i in n])
+            extra = part.removeprefix("scaling").strip()  # the allocator's setting
+            label = f'features="{mode}"' + (f"\n{extra}" if extra else "")
+            if largest is not mode_runs[-1]:
+                label += f"\nrun of {latest[n[0]]['date'][:10]}"
+            style = "o-" if k == 0 else "s:"
+            a.loglog(n, fit, style, label=label)
+            b.semilogx(n, mem, style, label=label)
+            top = max(top, mem.max())
+            if mode == "disk" and k == 0:
+                a.loglog(n, fit[0] * n / n[0], "k--", lw=0.8, label="linear in n")
     a.set_xlabel("training series (length 100)")
     a.set_ylabel("fit seconds")
-    a.legend(fontsize="small")
-    b.set_ylim(0, top * 1.3)
+    b.set_ylim(0, top * 1.15)
     b.set_xlabel("training series (length 100)")
     b.set_ylabel("peak memory per worker (MB)")
-    b.legend(fontsize="small")
+    fig.legend(*a.get_legend_handles_labels(), loc="lower center", ncol=2, fontsize="small")
     fig.suptitle(f"RNTKClassifierCV() on a Dask cluster of {rows[0]['workers']} workers")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.22, 1, 1))
     fig.savefig(png_path, dpi=120)
     plt.close(fig)
     print(f"wrote {png_path}")
