@@ -630,3 +630,30 @@ def test_tune_screening_quick(panel, tmp_path):
     assert "Nested CV difference" in (tmp_path / "out" / "screening.md").read_text()
     assert module.main(["--quick", "--data-home", str(panel), "--min-train", "1000",
                         "--out", str(tmp_path / "none")]) == []
+
+
+def test_tune_beside_quick(panel, tmp_path):
+    module = _script("tune_beside.py")
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
+                        "--cache", str(tmp_path / "cache")])
+    plans = module.plans()
+    assert [r["variant"] for r in rows] == list(plans)  # Beef alone
+    assert len(plans) == 1 + len(module.VARIANTS) * (1 + len(module.PLACES))
+    assert all(len(p) == 7 and 0 not in p for p in plans.values() if len(p) < 8)
+    assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "shot2", "test"))
+    assert "mlp_z in place of qd_b" in (tmp_path / "out" / "beside.md").read_text()
+    # the aligned series: step t of one against step t of the other, at unit norm
+    a = module.aligned([np.arange(4.0), np.arange(7.0)], 7, z=False)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0)
+    np.testing.assert_allclose(a[0], a[1])  # a ramp interpolated onto 7 steps is the ramp
+    # the contrasts of a line are zero (each value is its neighbours' mean)
+    s = np.arange(40.0)[:, None]
+    grid = (np.arange(8) + 0.5) / 8
+    cols = module.contrast(s, grid)
+    assert len(cols) == 6 and all(np.allclose(c, 0) for c in cols[1:])
+    # the quarters of a series that steps up: each quarter's values at its own level
+    step = np.repeat([0.0, 1.0, 2.0, 3.0], 5)[:, None]
+    q = module.segments(step, grid)
+    assert len(q) == 12
+    np.testing.assert_allclose(q[0], 0.0)
+    np.testing.assert_allclose(q[3], 1.0)  # the last quarter at its unit RMS
