@@ -4,7 +4,7 @@ Every setting of 0.4.0's default is a mean readout of the banded or pooled RNTK:
 series (z-normalised and as given), their spectrum, and the quantile functions of their
 values, slopes and curvatures (``shapes=64``, ``octave_shapes=64``). This script scores
 four more members, each as an eighth setting and in place of each setting outside the
-prior pair (the level band and the spectrum):
+prior pair (the level band and the spectrum), and each of those settings left out:
 
 * ``mlp``, ``mlp_z``: the NTK of a wide ReLU perceptron of one hidden layer
   (``rntk.mlp_ntk_kernel``) on each series interpolated onto the longest training length
@@ -141,6 +141,8 @@ def variant_grams(name, key, data, cache):
 def plans():
     """``variant -> settings`` (positions: ``LS.SIX``, ``LS.REPLACE``, then ``VARIANTS``)."""
     out = {"the default (seven settings)": SEVEN}
+    for place, i in PLACES.items():  # what each replacement's place alone is worth
+        out[f"without {place} (six settings)"] = [s for s in SEVEN if s != i]
     for j, key in enumerate(VARIANTS):
         out[f"{key} beside the seven"] = SEVEN + [8 + j]
         for place, i in PLACES.items():
