@@ -432,3 +432,19 @@ def test_results_are_gathered_a_few_blocks_at_a_time(capsys):
     assert [line.split("|")[0].split()[-1] for line in lines] == [
         f"{k}/50" for k in range(5, 51, 5)]
     assert _cluster._gather_bounded(client, client.submit, []) == []
+
+
+def test_the_workers_hold_a_class_code_per_series_not_its_targets(client, data):
+    # held for the whole fit, the targets and labels were n x (n_targets + 1) floats over
+    # the workers (40 MB at a million series of 4 classes); a byte per series now
+    from rntk._model_selection._cluster import BoundSeries, ClusterFeaturePath
+    from rntk.model_selection import one_vs_all_targets
+    X, y, *_ = data
+    labels = np.array(["ant", "bee", "cow"])[y]
+    series = BoundSeries(SeriesBlocks.from_array(X, block_size=40))
+    path = ClusterFeaturePath(series, labels, n_components=10)
+    codes, table = (f.result() for f in path._target_blocks(1))
+    assert codes.dtype == np.uint8 and codes.shape == (40,)
+    classes, Y = one_vs_all_targets(labels)
+    np.testing.assert_array_equal(table[codes], Y[40:80])  # the same targets, bitwise
+    np.testing.assert_array_equal(classes[codes], labels[40:80])
