@@ -2,7 +2,8 @@
 
 Every setting of 0.4.0's default is a mean readout of the banded or pooled RNTK: on the
 series (z-normalised and as given), their spectrum, and the quantile functions of their
-values, slopes and curvatures (``shapes=64``, ``octave_shapes=64``). This script scores
+values, slopes and curvatures (``shapes=64``, ``octave_shapes=64``: the default before
+its octaves went to 32 levels, which score the same). This script scores
 four more members, each as an eighth setting and in place of each setting outside the
 prior pair (the level band and the spectrum), and each of those settings left out:
 

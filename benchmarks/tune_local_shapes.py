@@ -25,11 +25,13 @@ per-set differences against the default, with their standard errors) under ``--o
 ``--replace``: ``qd_c`` (``rntk.octave_shape_quantiles``) beside ``qd_b``, in place of
 ``qd_b`` or of each of the six settings outside the prior pair (``replace.csv``,
 ``replace.md``; how 0.4.0's default came to read both in place of the last-step setting).
+``--levels``: the default's two shape settings on 32 levels instead of 64, each or both
+(``levels.csv``, ``levels.md``; how the octave setting came to read 32).
 Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_local_shapes.py [--quick] [--replace] [--data-home DIR]
+    python benchmarks/tune_local_shapes.py [--quick] [--replace | --levels] [--data-home DIR]
         [--cache DIR] [--out DIR] [--precision auto|float64]
 """
 
@@ -63,6 +65,8 @@ VARIANTS = {
     "qd_d": (64, [("v", 1), ("d", 1), ("c", 1), ("c", 2), ("c", 4), ("c", 8), ("c", 16)]),
     "qd_e": (32, [("v", 1), ("d", 1), ("d", 4), ("d", 16), ("c", 1), ("c", 4), ("c", 16)]),
 }
+#: The default's two shape settings on 32 levels (``--levels``; ``qd_e`` is ``qd_b``'s).
+LEVELS = {"qd_f": (32, VARIANTS["qd_c"][1])}
 HOWS = ("nested", "shot1", "shot2", "test")
 
 
@@ -108,7 +112,7 @@ def variant_grams(name, key, data, cache):
     path = cache / f"{name}__{key}__float32.npz"
     if not path.exists():
         xtr, xte = data
-        levels, signals = VARIANTS[key]
+        levels, signals = {**VARIANTS, **LEVELS}[key]
         levels = max(2, min(levels, max(len(x) for x in xtr)))
         a, b = (signals_quantiles(x, levels, signals) for x in (xtr, xte))
         # the banded setting's network, on the representation scaled to unit RMS per step
@@ -149,6 +153,20 @@ def replace_plans():
     return out
 
 
+def levels_plans():
+    """``variant -> settings`` of ``--levels``: the default's shape settings on 32 levels.
+
+    Positions: the six (the last step, 0, outside every plan), ``qd_b``, ``qd_c``, then
+    ``qd_e`` and ``qd_f`` (the same on 32 levels). The baseline is the default of the
+    ``--replace`` study, both on 64 levels.
+    """
+    seven = [1, 2, 3, 4, 5]
+    return {"the default, both on 64 levels": seven + [6, 7],
+            "qd_c on 32 levels (qd_f)": seven + [6, 9],
+            "qd_b on 32 levels (qd_e)": seven + [8, 7],
+            "both on 32 levels": seven + [8, 9]}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default="../shared/data/ucr")
@@ -159,6 +177,9 @@ def main(argv=None):
     ap.add_argument("--replace", action="store_true",
                     help="qd_c beside qd_b, in place of each other setting "
                          "(writes replace.csv and replace.md)")
+    ap.add_argument("--levels", action="store_true",
+                    help="the default's two shape settings on 32 levels (levels.csv, "
+                         "levels.md)")
     ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
                     help="the engine's arithmetic for the default's six other settings "
                          "(float64 reads a cache of float64 Grams, as tune_cntk.py's)")
@@ -177,11 +198,18 @@ def main(argv=None):
                                        package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
         # only the Grams the plans read (each one's leave-one-out is computed per split)
         first, variants = (SIX, REPLACE) if args.replace else (SIX + [QUANTILES], VARIANTS)
+        if args.levels:  # the last step (position 0) is in no plan: a stand-in there
+            first, variants = SIX[1:], REPLACE + ("qd_e", "qd_f")
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
              for k in first]
+        if args.levels:
+            G.insert(0, G[0])
         G += [variant_grams(name, k, (xtr, xte), cache) for k in variants]
         return G, y, yte, {}
 
+    if args.levels:
+        return score_panel(names, set_grams, levels_plans(), out, "levels",
+                           against="the default, both on 64 levels")
     if args.replace:
         return score_panel(names, set_grams, replace_plans(), out, "replace",
                            against="the six + qd_b")

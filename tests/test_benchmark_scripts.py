@@ -362,6 +362,16 @@ def test_tune_local_shapes_quick(panel, tmp_path):
     assert [r["variant"] for r in rows] == list(plans)
     assert len(plans) == 3 + 4 and all(len(p) == 7 for p in list(plans.values())[3:])
     assert "in place of last_d0" in (tmp_path / "out" / "replace.md").read_text()
+    # --levels: the default's two shape settings on 32 levels, each or both
+    replaced = rows
+    rows = module.main(["--quick", "--levels", "--data-home", str(panel), "--out",
+                        str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    # its baseline is the --replace study's kept variant: the same settings, the same scores
+    kept = next(r for r in replaced if r["variant"].endswith("in place of last_d0"))
+    assert {h: rows[0][h] for h in module.HOWS} == {h: kept[h] for h in module.HOWS}
+    assert [r["variant"] for r in rows] == list(module.levels_plans())
+    assert all(len(p) == 7 and 0 not in p for p in module.levels_plans().values())
+    assert "both on 32 levels" in (tmp_path / "out" / "levels.md").read_text()
 
 
 def test_tune_cntk_quick(panel, tmp_path):

@@ -22,6 +22,7 @@ from ._grids import (
     MEAN_NETWORK,
     MEAN_POOL,
     MEAN_READOUTS,
+    OCTAVE_LEVELS,
     PAPER_ALPHA,
     PAPER_C,
     PAPER_GRID,
@@ -40,7 +41,8 @@ from ._grids import (
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
 from ._search import TIE_RTOL, BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
 
-__all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SHAPE_LEVELS", "SPECTRUM_BINS", "DEFAULT_ALPHA",
+__all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SHAPE_LEVELS", "OCTAVE_LEVELS", "SPECTRUM_BINS",
+           "DEFAULT_ALPHA",
            "DEFAULT_GRID",
            "DEFAULT_N_AVERAGE",
            "DEFAULT_PRIOR", "DEFAULT_SAME", "DEFAULT_SETTINGS",
