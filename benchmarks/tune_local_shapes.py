@@ -160,11 +160,11 @@ def levels_plans():
     ``qd_e`` and ``qd_f`` (the same on 32 levels). The baseline is the default of the
     ``--replace`` study, both on 64 levels.
     """
-    seven = [1, 2, 3, 4, 5]
-    return {"the default, both on 64 levels": seven + [6, 7],
-            "qd_c on 32 levels (qd_f)": seven + [6, 9],
-            "qd_b on 32 levels (qd_e)": seven + [8, 7],
-            "both on 32 levels": seven + [8, 9]}
+    five = [1, 2, 3, 4, 5]  # the default's settings but the two shape settings
+    return {"the default, both on 64 levels": five + [6, 7],
+            "qd_c on 32 levels (qd_f)": five + [6, 9],
+            "qd_b on 32 levels (qd_e)": five + [8, 7],
+            "both on 32 levels": five + [8, 9]}
 
 
 def main(argv=None):
