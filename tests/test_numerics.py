@@ -40,7 +40,9 @@ def _series(seed, length, amplitude=1.0, channels=1):
 
 
 def _rel(a, b):
-    return abs(a / b - 1.0)
+    # equal values are exact, zeros included (one-step series of opposite signs have a
+    # ReLU kernel of exactly 0: a ratio would be 0 / 0)
+    return 0.0 if a == b else abs(a / b - 1.0)
 
 
 def _numba(X, **kw):
