@@ -85,7 +85,7 @@ def test_erf_in_its_chaotic_phase_keeps_a_series_on_correlation_one(engine):
     assert np.max(np.abs(K - R) / np.abs(R)) <= 1e-10
 
 
-@settings(max_examples=12, deadline=None, derandomize=True)
+@settings(database=None, max_examples=12, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(1, 5000),
        log_amplitude=st.floats(-3.0, 3.0), activation=st.sampled_from(["relu", "erf"]),
        n_layers=st.integers(1, 2), channels=st.integers(1, 3))
@@ -93,13 +93,15 @@ def test_property_copies_are_exact(seed, length, log_amplitude, activation, n_la
                                    channels):
     x = _series(seed, length, 10.0**log_amplitude, channels)
     other = _series(seed + 1, max(1, length // 2), 10.0**log_amplitude, channels)
-    K = rntk_kernel([x, other, x.copy()], activation=activation, n_layers=n_layers)
-    assert _rel(K[0, 2], K[0, 0]) <= EXACT
-    assert _rel(K[1, 2], K[1, 0]) <= EXACT  # the copy is the series for a third one too
+    K = rntk_kernel([other, x, x.copy()], activation=activation, n_layers=n_layers)
+    assert _rel(K[1, 2], K[1, 1]) <= EXACT
+    # the copy is the series for a third one too: each pair in the same order (a pair's
+    # order may move its rounding, 1e-11 for erf at amplitude 1e3)
+    assert _rel(K[0, 2], K[0, 1]) <= EXACT
     assert K[0, 1] ** 2 <= K[0, 0] * K[1, 1] * (1 + EXACT)
 
 
-@settings(max_examples=6, deadline=None, derandomize=True)
+@settings(database=None, max_examples=6, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(2, 300),
        stride=st.integers(1, 4), band=st.sampled_from([None, 0, 3]),
        activation=st.sampled_from(["relu", "erf"]),
@@ -113,7 +115,7 @@ def test_property_copies_are_exact_with_the_mean_readout(seed, length, stride, b
 
 
 # -- item 1: proportional series ------------------------------------------------------
-@settings(max_examples=10, deadline=None, derandomize=True)
+@settings(database=None, max_examples=10, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(1, 5000), power=st.integers(-6, 6),
        n_layers=st.integers(1, 2))
 def test_property_relu_is_homogeneous_for_proportional_series(seed, length, power, n_layers):
@@ -139,7 +141,7 @@ def test_unit_norm_makes_proportional_series_duplicates(engine, factor, length):
 
 
 # -- items 1 and 3: near-collinear series, large amplitudes ----------------------------
-@settings(max_examples=12, deadline=None, derandomize=True)
+@settings(database=None, max_examples=12, deadline=None, derandomize=True)
 @given(seed=st.integers(0, 2**16), length=st.integers(2, 2000),
        log_eps=st.floats(-14.0, -4.0), log_amplitude=st.floats(-2.0, 4.0),
        activation=st.sampled_from(["relu", "erf"]), readout=st.sampled_from(["last", "mean"]))
