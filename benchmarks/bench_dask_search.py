@@ -235,14 +235,14 @@ def plot(csv_path, png_path):
     for mode, mode_runs in sorted(runs.items()):
         # its latest run, and the latest that reached its largest size if another one
         largest = max(reversed(mode_runs), key=lambda run: max(run[1]))
-        for k, (part, latest) in enumerate([mode_runs[-1]] + [
-                largest for _ in range(largest is not mode_runs[-1])]):
+        shown = [mode_runs[-1]] + ([largest] if largest is not mode_runs[-1] else [])
+        for k, (part, latest) in enumerate(shown):
             n = np.array(sorted(latest))
             fit = np.array([float(latest[i]["fit_s"]) for i in n])
             mem = np.array([float(latest[i]["peak_worker_mb"]) for i in n])
             extra = part.removeprefix("scaling").strip()  # the allocator's setting
             label = f'features="{mode}"' + (f"\n{extra}" if extra else "")
-            if largest is not mode_runs[-1]:
+            if len(shown) > 1:
                 label += f"\nrun of {latest[n[0]]['date'][:10]}"
             style = "o-" if k == 0 else "s:"
             a.loglog(n, fit, style, label=label)

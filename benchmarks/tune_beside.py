@@ -45,7 +45,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_local_shapes as LS  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
-import tune_precision as P  # noqa: E402
 
 from rntk import mlp_ntk_kernel  # noqa: E402
 from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
@@ -168,10 +167,7 @@ def main(argv=None):
 
     def set_grams(name):
         xtr, y, xte, yte = LS.load(name, args.data_home)
-        G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
-             for k in LS.SIX[1:]]
-        G.insert(0, G[0])  # the last step's position: no setting of the default, never read
-        G += [LS.variant_grams(name, k, (xtr, xte), cache) for k in LS.REPLACE]
+        G = LS.default_grams(name, (xtr, xte), cache, args.precision)
         G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         return G, y, yte, {}
 

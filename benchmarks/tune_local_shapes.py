@@ -153,6 +153,17 @@ def replace_plans():
     return out
 
 
+def default_grams(name, data, cache, precision):
+    """Return the Grams of 0.4.0's default at the positions of ``--replace``.
+
+    ``SIX``, then ``REPLACE`` (``qd_b``, ``qd_c``). The last step (position 0) is in none
+    of the default's plans: the next setting's Grams stand in there, and its float64 Gram
+    is not computed.
+    """
+    G = [T.grams(name, k, data, cache, P.setting_precision(precision, k)) for k in SIX[1:]]
+    return [G[0], *G] + [variant_grams(name, k, data, cache) for k in REPLACE]
+
+
 def levels_plans():
     """``variant -> settings`` of ``--levels``: the default's shape settings on 32 levels.
 
@@ -197,13 +208,13 @@ def main(argv=None):
             np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS[key][1]),
                                        package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
         # only the Grams the plans read (each one's leave-one-out is computed per split)
+        if args.levels:
+            G = default_grams(name, (xtr, xte), cache, args.precision)
+            G += [variant_grams(name, k, (xtr, xte), cache) for k in ("qd_e", "qd_f")]
+            return G, y, yte, {}
         first, variants = (SIX, REPLACE) if args.replace else (SIX + [QUANTILES], VARIANTS)
-        if args.levels:  # the last step (position 0) is in no plan: a stand-in there
-            first, variants = SIX[1:], REPLACE + ("qd_e", "qd_f")
         G = [T.grams(name, k, (xtr, xte), cache, P.setting_precision(args.precision, k))
              for k in first]
-        if args.levels:
-            G.insert(0, G[0])
         G += [variant_grams(name, k, (xtr, xte), cache) for k in variants]
         return G, y, yte, {}
 

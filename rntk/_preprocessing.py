@@ -324,8 +324,8 @@ def octave_shape_quantiles(X: Sequences, n_levels: int = 64) -> np.ndarray:
     :func:`shape_quantiles` with the differences and curvatures at every octave, ``d`` =
     1, 2, 4, 8 and 16 steps (``OCTAVE_DILATIONS``): eleven signals per channel, each
     scaled to unit root-mean-square. This is what the estimators read with
-    ``octave_shapes=n_levels`` (a setting of the default classifier grid, beside
-    ``shapes``).
+    ``octave_shapes=n_levels`` (a setting of the default classifier grid, on at most 32
+    levels, beside ``shapes``).
 
     {parameters}
 
