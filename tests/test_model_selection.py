@@ -10,12 +10,14 @@ from sklearn.model_selection import LeaveOneOut
 from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._estimators._ridge import KernelRidgeClassifier
 from rntk._model_selection import (
+    DEFAULT_ALPHA,
     DEFAULT_N_AVERAGE,
     DEFAULT_PRIOR,
     DEFAULT_SAME,
     DEFAULT_SETTINGS,
     LEVEL_POOL,
     MEAN_POOL,
+    MULTICHANNEL_LEFT_OUT,
     AveragedClassifier,
     RidgeLOOScorer,
     default_grid,
@@ -515,3 +517,26 @@ def test_averaged_member_listed_twice_is_evaluated_once(rng):
     np.testing.assert_allclose(avg.decision_function(X),
                                (2 * real(X) + b.decision_function(X)) / 3, rtol=1e-12)
     assert len(calls) == 1
+
+
+def test_several_channels_leave_out_the_unit_rms_band(rng, monkeypatch):
+    X, y = _waves(rng, n_per_class=1, n_classes=4, T=16)
+    lengths = [X.shape[1]] * len(X)
+    names = [k for k in DEFAULT_SETTINGS if k not in MULTICHANNEL_LEFT_OUT]
+    assert len(names) == len(DEFAULT_SETTINGS) - 1 and "band" not in names
+    one = dict(zip(DEFAULT_SETTINGS, default_grid(lengths)))
+    assert default_grid(lengths, n_channels=2) == [one[k] for k in names]
+    # two channels, each unit RMS over both (the level band is then the band's network,
+    # which the grid no longer has: it is computed itself)
+    X2 = np.stack([X, X[:, ::-1]], axis=2)
+    X2 /= np.sqrt(np.sum(X2 ** 2, axis=(1, 2), keepdims=True) / X2.shape[1])
+    assert unit_rms(list(X2))
+    calls = _count_grams(monkeypatch)
+    search = RNTKClassifierCV().fit(X2, y)
+    grid = default_grid(lengths, DEFAULT_ALPHA, n_channels=2)
+    assert calls.count(True) == len(grid) == len(names)
+    assert len(search.cv_results_["params"]) == len(grid) * len(DEFAULT_ALPHA)
+    # one series per class: the prior pair, found by name in the shorter grid
+    for (setting, alpha), p in zip(DEFAULT_PRIOR, search.averaged_params_):
+        assert p == {**{k: v[0] for k, v in grid[names.index(setting)].items()},
+                     "alpha": alpha}

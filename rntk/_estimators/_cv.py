@@ -35,6 +35,12 @@ def _series_lengths(xs):
     return [len(x) for x in xs] if lengths is None else [int(t) for t in lengths]
 
 
+def _series_channels(xs):
+    """Channels of the training series (of a cluster's series in blocks: from their pass)."""
+    channels = getattr(xs, "n_channels", None)
+    return xs[0].shape[1] if channels is None else int(channels)
+
+
 def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
     """Accuracy of the kernel ridge classifier on one fold."""
     clf = KernelRidgeClassifier(alpha=params["alpha"]).fit(K_train, y_train)
@@ -199,8 +205,9 @@ self : {estimator}CV
              "given, which keeps their level and scale, with the band or on block means "
              "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
              "on the quantile functions of values, slopes and curvatures at 1, 4 and "
-             "16 steps, ``shapes``, and at 1, 2, 4, 8 and 16 steps, ``octave_shapes``) "
-             "x 9 "
+             "16 steps, ``shapes``, and at 1, 2, 4, 8 and 16 steps, ``octave_shapes``; "
+             "6 on series of several channels: the band on RMS-scaled series left out, "
+             "``MULTICHANNEL_LEFT_OUT``) x 9 "
              "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
              "the best candidates of the 3 best settings (``n_average``); with "
              "``protocol='paper'`` the paper's 900 kernel settings x 5 values of ``C``"),
@@ -337,7 +344,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     def _default_grid(self, xs):
         if self.protocol == "loo":
             _check_no_representation(self)
-            return _grids.default_grid(_series_lengths(xs), _grids.DEFAULT_ALPHA)
+            return _grids.default_grid(_series_lengths(xs), _grids.DEFAULT_ALPHA,
+                                       _series_channels(xs))
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
 
     def _fold_scorer(self, base):

@@ -328,9 +328,12 @@ def _setting_starts(grid):
     return np.cumsum([0] + [len(ParameterGrid(g)) for g in grid]).tolist()
 
 
-def _prior_indices(grid, candidates):
-    """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``."""
-    starts, names = _setting_starts(grid), list(_grids.DEFAULT_SETTINGS)
+def _prior_indices(grid, candidates, names):
+    """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``.
+
+    ``names``: the name of each of the grid's settings, in order.
+    """
+    starts = _setting_starts(grid)
     out = []
     for name, alpha in _grids.DEFAULT_PRIOR:
         setting = names.index(name)
@@ -339,18 +342,20 @@ def _prior_indices(grid, candidates):
     return out or None
 
 
-def _same_settings(grid, candidates, groups):
+def _same_settings(grid, candidates, groups, names):
     """``same_as`` of ``search_grams`` and the candidate map of ``DEFAULT_SAME``.
 
     Returns ``({group: group}, {candidate: candidate})`` for the settings of the default
-    grid that are another of its settings on unit-RMS series (see
-    :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
-    line up with its settings.
+    grid (named ``names``, in order) that are another of its settings on unit-RMS series
+    (see :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
+    line up with its settings, or the other setting is not in the grid.
     """
-    starts, names = _setting_starts(grid), list(_grids.DEFAULT_SETTINGS)
+    starts = _setting_starts(grid)
     group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
     same_as, redirect = {}, {}
     for name, other in _grids.DEFAULT_SAME.items():
+        if other not in names:
+            continue
         g = group_of[starts[names.index(name)]]
         h = group_of[starts[names.index(other)]]
         a, b = groups[g], groups[h]
@@ -589,9 +594,10 @@ class BaseKernelSearchCV(BaseEstimator):
         n_average = self._n_average()
         prior, same_as, redirect = None, {}, {}
         if exact_loo and self.param_grid is None and not base._is_regressor:
-            prior = _prior_indices(grid, candidates)
+            names = list(_grids.default_settings(self.n_channels_in_))
+            prior = _prior_indices(grid, candidates, names)
             if (_grids._unit_rms_of(raw.rms) if cluster else _grids.unit_rms(raw)):
-                same_as, redirect = _same_settings(grid, candidates, kernel_groups)
+                same_as, redirect = _same_settings(grid, candidates, kernel_groups, names)
 
         def computed_grams(computed, series):  # of the groups computed, in order
             if features is not None:

@@ -17,6 +17,7 @@ from .._model_selection import (
     MEAN_BUDGET,
     MEAN_POOL,
     MEAN_READOUTS,
+    MULTICHANNEL_LEFT_OUT,
     PAPER_C,
     PAPER_GRID,
     SPECTRUM_BINS,
@@ -66,7 +67,7 @@ PROTOCOLS = {
         # what the default grid is made of: a changed default invalidates cached results
         "rntk_default": [DEFAULT_GRID, MEAN_READOUTS, MEAN_BUDGET, MEAN_POOL, MEAN_BAND,
                          LEVEL_POOL, DEFAULT_N_AVERAGE, DEFAULT_PRIOR, BAND_STEPS,
-                         SPECTRUM_BINS],
+                         SPECTRUM_BINS, MULTICHANNEL_LEFT_OUT],
         **_PAPER_BASELINES,
     },
     "fast": {
