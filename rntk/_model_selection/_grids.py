@@ -168,6 +168,7 @@ def default_settings(n_channels=1):
         return {k: v for k, v in DEFAULT_SETTINGS.items() if k not in MULTICHANNEL_LEFT_OUT}
     return dict(DEFAULT_SETTINGS)
 
+
 #: Kernel settings whose best candidates the default classifier averages (the decision
 #: functions of their ridge classifiers, refitted on all series; see
 #: ``RNTKClassifierCV(n_average=...)``).
