@@ -36,7 +36,6 @@ Usage::
         [--precision auto|float64]
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -151,19 +150,8 @@ def plans():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", default="../shared/data/ucr")
-    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
-    ap.add_argument("--out", default="results/tune_beside")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the sets of tune_panel_grid.py's quick run")
-    ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
-                    help="the engine's arithmetic for the default's other settings "
-                         "(float64 reads a cache of float64 Grams, as tune_cntk.py's)")
-    args = ap.parse_args(argv)
-    cache, out = Path(args.cache), Path(args.out)
-    cache.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_beside",
+                                    precision=True)
 
     def set_grams(name):
         xtr, y, xte, yte = LS.load(name, args.data_home)

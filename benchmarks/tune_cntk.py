@@ -31,7 +31,6 @@ Usage::
         [--precision auto|float64]
 """
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -78,19 +77,8 @@ def plans():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", default="../shared/data/ucr")
-    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
-    ap.add_argument("--out", default="results/tune_cntk")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the sets of tune_panel_grid.py's quick run")
-    ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
-                    help="the engine's arithmetic for the default's six other settings "
-                         "(auto: the default's; float64 reads a cache of float64 Grams)")
-    args = ap.parse_args(argv)
-    cache, out = Path(args.cache), Path(args.out)
-    cache.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_cntk",
+                                    precision=True)
     names = T.folder_names(args.data_home, args.quick)
     variants = plans()
     key_of = {v: next((k for k in VARIANTS if v.startswith(k + " ")), None)

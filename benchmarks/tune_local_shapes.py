@@ -35,7 +35,6 @@ Usage::
         [--cache DIR] [--out DIR] [--precision auto|float64]
 """
 
-import argparse
 import csv
 import sys
 import time
@@ -179,25 +178,17 @@ def levels_plans():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", default="../shared/data/ucr")
-    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
-    ap.add_argument("--out", default="results/tune_local_shapes")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the sets of tune_panel_grid.py's quick run")
-    ap.add_argument("--replace", action="store_true",
-                    help="qd_c beside qd_b, in place of each other setting "
-                         "(writes replace.csv and replace.md)")
-    ap.add_argument("--levels", action="store_true",
-                    help="the default's two shape settings on 32 levels (levels.csv, "
-                         "levels.md)")
-    ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
-                    help="the engine's arithmetic for the default's six other settings "
-                         "(float64 reads a cache of float64 Grams, as tune_cntk.py's)")
-    args = ap.parse_args(argv)
-    cache, out = Path(args.cache), Path(args.out)
-    cache.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    def options(ap):
+        ap.add_argument("--replace", action="store_true",
+                        help="qd_c beside qd_b, in place of each other setting "
+                             "(writes replace.csv and replace.md)")
+        ap.add_argument("--levels", action="store_true",
+                        help="the default's two shape settings on 32 levels (levels.csv, "
+                             "levels.md)")
+
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0],
+                                    "results/tune_local_shapes", precision=True,
+                                    options=options)
     names = T.folder_names(args.data_home, args.quick)
 
     def set_grams(name):

@@ -55,7 +55,6 @@ Usage::
         [--cache DIR] [--out DIR]
 """
 
-import argparse
 import csv
 import itertools
 import sys
@@ -408,18 +407,12 @@ def grouped(keys):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", default="../shared/data/ucr")
-    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
-    ap.add_argument("--out", default="results/tune_panel_ensembles")
-    ap.add_argument("--replace", action="store_true",
-                    help="settings in place of the default's instead of the rules")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the sets of tune_panel_grid.py's quick run")
-    args = ap.parse_args(argv)
-    cache, out = Path(args.cache), Path(args.out)
-    cache.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    def options(ap):
+        ap.add_argument("--replace", action="store_true",
+                        help="settings in place of the default's instead of the rules")
+
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0],
+                                    "results/tune_panel_ensembles", options=options)
     if args.replace:
         _with_new_settings()
     keys = DEFAULT + (list(NEW) + BANDS + QUANTILES if args.replace else [])

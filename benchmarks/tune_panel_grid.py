@@ -138,6 +138,33 @@ def folder_names(data_home, quick=False):
                   and (not quick or d.name in QUICK))
 
 
+def study_args(argv, description, out, precision=False, options=None):
+    """Parse a nested-CV study's command line and create its Gram cache and output folders.
+
+    The options every study shares: ``--data-home`` (a panel folder), ``--cache`` (the
+    Grams of ``tune_panel_grid.py``), ``--out`` (``out`` unless told), ``--quick`` (the
+    sets of ``QUICK``) and, with ``precision``, ``--precision``; ``options(parser)`` adds
+    a study's own. Return ``(args, cache, out)``, the two folders as paths.
+    """
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--data-home", default="../shared/data/ucr")
+    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
+    ap.add_argument("--out", default=out)
+    ap.add_argument("--quick", action="store_true",
+                    help="only the sets of tune_panel_grid.py's quick run")
+    if precision:
+        ap.add_argument("--precision", choices=["auto", "float64"], default="auto",
+                        help="the engine's arithmetic for the default's settings (auto: "
+                             "the default's; float64 reads a cache of float64 Grams)")
+    if options is not None:
+        options(ap)
+    args = ap.parse_args(argv)
+    folders = Path(args.cache), Path(args.out)
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    return (args, *folders)
+
+
 def timed_grams(path, xtr, xte, gram=rntk_kernel, **kernel):
     """Training and test-vs-train Grams and their seconds, computed once into ``path``.
 

@@ -33,7 +33,6 @@ Usage::
         [--tser DIR]
 """
 
-import argparse
 import csv
 import sys
 import time
@@ -154,18 +153,13 @@ def regression(home, out, quick=False):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-home", default="../shared/data/ucr")
-    ap.add_argument("--cache", default="results/tune_panel_grid/grams")
-    ap.add_argument("--out", default="results/tune_precision")
-    ap.add_argument("--quick", action="store_true",
-                    help="only the sets of tune_panel_grid.py's quick run")
-    ap.add_argument("--tser", default=None,
-                    help="the default regressor on this extrinsic-regression panel instead")
-    args = ap.parse_args(argv)
-    cache, out = Path(args.cache), Path(args.out)
-    cache.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    def options(ap):
+        ap.add_argument("--tser", default=None,
+                        help="the default regressor on this extrinsic-regression panel "
+                             "instead")
+
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_precision",
+                                    options=options)
     if args.tser:
         return regression(args.tser, out, args.quick)
     names = T.folder_names(args.data_home, args.quick)
