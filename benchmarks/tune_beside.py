@@ -27,12 +27,35 @@ scaled to unit RMS per step, float32). Protocol of ``tune_local_shapes.py`` (``-
 draws of 1 and 2 training series per class, the test set reported only); ``--data-home``
 of ``.ts`` sets as there.
 
+``sliced8`` and ``sliced16`` (added later, the same protocol): the quantile functions of
+the values and of the 9-tap patches ``x_t, x_{t+d}, ..., x_{t+8d}`` at dilations 1 to 16,
+each projected on 8 or 16 fixed random zero-sum directions: a sliced comparison of the
+distributions of local shapes, the random-feature counterpart of a wide convolutional
+layer with a threshold activation (MiniRocket's proportions of positive values).
+``band8_d1``, ``raw_pool4_d1``, ``pool8_d1``: three of the default's settings with
+``diff=True`` (each step reads the value and its first difference, as MultiRocket reads
+the first differences beside the series), float64.
+
+``--transforms``: each of the seven Grams turned into its cosine-normalised kernel
+``K_ij / sqrt(K_ii K_jj)`` or into the Gaussian kernel of the distances it defines,
+``exp(-g d_ij^2 / median d^2)`` with ``d_ij^2 = K_ii + K_jj - 2 K_ij`` (``TRANSFORMS``),
+all seven in place of theirs, or beside them (14 settings); scored on the training sets
+only (nested, 1 and 2 per class: the cache holds no test-vs-test diagonals, so the test
+column is NaN). Writes ``transforms.csv`` and ``transforms.md``.
+
+``--rules``: the combination rules of ``tune_panel_ensembles.py`` (``E.RULES``) on the
+seven, and two for few training series: every setting averaged, or the prior pair,
+where a class has fewer than 3 training series (``FEW_RULES``). Writes ``rules.csv``
+and ``rules.md``. ``--several-channels``: these two studies on the default of series
+of several channels (``SEVERAL``, the banded setting left out), for the UEA panel.
+
 Writes ``beside.csv`` and ``beside.md`` under ``--out``. Results: see
 ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_beside.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+    python benchmarks/tune_beside.py [--quick] [--transforms | --rules]
+        [--several-channels] [--data-home DIR] [--cache DIR] [--out DIR]
         [--precision auto|float64]
 """
 
@@ -43,6 +66,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_local_shapes as LS  # noqa: E402
+import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 
 from rntk import mlp_ntk_kernel  # noqa: E402
@@ -51,6 +75,9 @@ from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
 #: The default's seven settings: ``LS.SIX`` but the last step (position 0), then the two
 #: shape settings (positions 6 and 7, ``LS.REPLACE``).
 SEVEN = [1, 2, 3, 4, 5, 6, 7]
+#: The default on series of several channels: the seven but the banded setting
+#: (``rntk``'s ``MULTICHANNEL_LEFT_OUT``; ``--several-channels``).
+SEVERAL = [2, 3, 4, 5, 6, 7]
 #: Settings of the seven a variant takes the place of (not the prior pair, 2 and 5).
 PLACES = {"qd_b": 6, "band8": 1, "raw_pool4": 3, "pool8": 4}
 #: name -> (kind, parameters).
@@ -60,7 +87,17 @@ VARIANTS = {
     "mlp3_z": ("aligned", dict(n_layers=3, z=True)),
     "segments": ("quantiles", dict(max_levels=16)),
     "contrast": ("quantiles", dict(max_levels=64)),
+    "sliced8": ("quantiles", dict(max_levels=32, directions=8)),
+    "sliced16": ("quantiles", dict(max_levels=32, directions=16)),
+    "band8_d1": ("setting", dict(key="band8_cap128_d1")),
+    "raw_pool4_d1": ("setting", dict(key="raw_pool4_d1")),
+    "pool8_d1": ("setting", dict(key="pool8_d1")),
 }
+#: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` (added there).
+DIFF_SETTINGS = {"band8_cap128_d1": E.NEW["band8_cap128_d1"],
+                 "raw_pool4_d1": (False, 4, dict(T.MEAN, diff=True)),
+                 "pool8_d1": ("rms", 8, dict(T.MEAN, diff=True))}
+T.SETTINGS.update(DIFF_SETTINGS)
 
 
 def aligned(X, length, z):
@@ -110,22 +147,54 @@ def contrast(s, grid, dilations=(1, 2, 4, 8, 16)):
     return cols
 
 
+def sliced(s, grid, directions, dilations=(1, 2, 4, 8, 16), taps=9, seed=0):
+    """Quantile functions of the values and of 9-tap patches along fixed directions.
+
+    At each dilation ``d``, the patches ``x_t, x_{t+d}, ..., x_{t+8d}`` projected on
+    ``directions`` fixed Gaussian directions made zero-sum (as MiniRocket's kernels, blind
+    to a series' offset) and unit-norm, the same for every series and dilation: a sliced
+    comparison of the distributions of local shapes, the random-feature counterpart of a
+    wide convolutional layer's kernel with a threshold activation (PPV).
+    """
+    w = np.random.default_rng(seed).standard_normal((taps, directions))
+    w -= w.mean(axis=0)
+    w /= np.linalg.norm(w, axis=0)
+    cols = [_unit_quantiles(s, grid)]
+    for d in dilations:
+        span = (taps - 1) * d
+        if len(s) > span:
+            # (steps, taps, channels) -> projections (steps, directions x channels)
+            patches = np.stack([s[j * d:len(s) - span + j * d] for j in range(taps)], 1)
+            z = np.einsum("tjc,jk->tkc", patches, w).reshape(len(s) - span, -1)
+            cols.append(_unit_quantiles(z, grid))
+        else:  # too short for this dilation: zeros
+            cols.append(np.zeros((len(grid), directions * s.shape[1])))
+    return cols
+
+
 def quantile_representation(key, X, levels):
-    """``segments`` or ``contrast`` of every series (``(levels, signals x channels)``)."""
+    """``segments``, ``contrast`` or ``sliced*`` of every series (``(levels, signals)``)."""
     grid = (np.arange(levels) + 0.5) / levels
-    signals = segments if key == "segments" else contrast
+    params = VARIANTS[key][1]
+    if "directions" in params:
+        def signals(s, grid):
+            return sliced(s, grid, params["directions"])
+    else:
+        signals = segments if key == "segments" else contrast
     return [np.ascontiguousarray(np.concatenate(signals(s, grid), axis=1))
             for s in as_sequences(X, "X")]
 
 
 def variant_grams(name, key, data, cache):
     """Training and test-vs-train Grams of a variant (cached)."""
+    kind, params = VARIANTS[key]
+    if kind == "setting":
+        return T.grams(name, params["key"], data, cache)
     path = cache / f"{name}__beside_{key}.npz"
     if path.exists():
         return T.timed_grams(path, None, None)
     xtr, xte = data
     longest = max(len(x) for x in as_sequences(xtr, "X"))
-    kind, params = VARIANTS[key]
     if kind == "aligned":
         params = dict(params)
         z = params.pop("z")
@@ -135,6 +204,61 @@ def variant_grams(name, key, data, cache):
     a, b = (normalize_series(quantile_representation(key, x, levels), "rms")
             for x in (xtr, xte))
     return T.timed_grams(path, a, b, readout_band=8, precision="float32", **T.MEAN)
+
+
+def cosine(K):
+    """``K_ij / sqrt(K_ii K_jj)``."""
+    d = np.sqrt(np.clip(np.diag(K), 1e-300, None))
+    return K / d[:, None] / d[None, :]
+
+
+def gaussian(g):
+    """``K -> exp(-g d^2 / median d^2)``, ``d`` the distance of ``K``'s feature space."""
+    def transform(K):
+        d = np.diag(K)
+        d2 = np.clip(d[:, None] + d[None, :] - 2 * K, 0.0, None)
+        off = d2[~np.eye(len(K), dtype=bool)]
+        scale = np.median(off[off > 0]) if (off > 0).any() else 1.0
+        return np.exp(-g * d2 / scale)
+    return transform
+
+
+#: ``--transforms``: name -> a function of a training Gram.
+TRANSFORMS = {"cos": cosine, "gauss0.25": gaussian(0.25), "gauss1": gaussian(1.0),
+              "gauss4": gaussian(4.0)}
+
+
+def transform_plans(default=SEVEN):
+    """``variant -> settings`` of ``--transforms``: ``default``'s Grams transformed.
+
+    Positions: ``LS.SIX``, ``LS.REPLACE``, then the seven transformed by each of
+    ``TRANSFORMS`` in turn.
+    """
+    out = {"the default": default}
+    for j, key in enumerate(TRANSFORMS):
+        moved = [8 + 7 * j + i - 1 for i in default]
+        out[f"{key} of each, in its place"] = moved
+        out[f"{key} of each, beside them"] = default + moved
+    return out
+
+
+def every_setting(t, subset):
+    """Every setting's best candidate (the prior's where LOO cannot tell)."""
+    best, keys = E.per_setting(t, subset)
+    return E.with_prior(t, subset, keys, best) if E.undecided(keys) else best
+
+
+def fewer_than(k, rule):
+    """``rule`` where a class has fewer than ``k`` training series, else the default's."""
+    def switch(t, subset):
+        few = np.unique(t["y"], return_counts=True)[1].min() < k
+        return rule(t, subset) if few else E.rule_top(t, subset)
+    return switch
+
+
+#: ``--rules``: the rules for few training series, beside ``E.RULES``.
+FEW_RULES = {"every setting where a class has < 3 series": fewer_than(3, every_setting),
+             "the prior pair where a class has < 3 series": fewer_than(3, lambda t, s: E.PRIOR)}
 
 
 def plans():
@@ -150,17 +274,39 @@ def plans():
 
 
 def main(argv=None):
+    def options(ap):
+        ap.add_argument("--transforms", action="store_true",
+                        help="the seven Grams cosine-normalised or Gaussian, on the "
+                             "training sets (transforms.csv, transforms.md)")
+        ap.add_argument("--rules", action="store_true",
+                        help="the combination rules on the seven (rules.csv, rules.md)")
+        ap.add_argument("--several-channels", action="store_true",
+                        help="--rules and --transforms on the default of series of "
+                             "several channels (the seven but the banded setting)")
+
     args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_beside",
-                                    precision=True)
+                                    precision=True, options=options)
+    names = T.folder_names(args.data_home, args.quick)
 
     def set_grams(name):
         xtr, y, xte, yte = LS.load(name, args.data_home)
         G = LS.default_grams(name, (xtr, xte), cache, args.precision)
-        G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
+        if args.transforms:  # training Grams only: no test-vs-test diagonal to scale by
+            G += [(f(np.asarray(G[i][0], dtype=float)), None) for f in TRANSFORMS.values()
+                  for i in SEVEN]
+        elif not args.rules:
+            G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         return G, y, yte, {}
 
-    return LS.score_panel(T.folder_names(args.data_home, args.quick), set_grams, plans(),
-                          out, "beside", against="the default")
+    default = SEVERAL if args.several_channels else SEVEN
+    if args.rules:
+        rules = {**E.RULES, **FEW_RULES}
+        return LS.score_panel(names, set_grams, dict.fromkeys(rules, default), out, "rules",
+                              rules=rules, against="top-3 (the default)")
+    if args.transforms:
+        return LS.score_panel(names, set_grams, transform_plans(default), out, "transforms",
+                              hows=("nested", "shot1", "shot2"), against="the default")
+    return LS.score_panel(names, set_grams, plans(), out, "beside", against="the default")
 
 
 if __name__ == "__main__":

@@ -218,20 +218,22 @@ def main(argv=None):
     return score_panel(names, set_grams, plans(), out, "local_shapes")
 
 
-def score_panel(names, set_grams, variants, out, stem, **report_kw):
+def score_panel(names, set_grams, variants, out, stem, hows=HOWS, rules=None, **report_kw):
     """Score ``variants`` by the default's rule on each set; write ``stem`` .csv and .md.
 
     ``set_grams(name) -> (G, y, yte, columns)``: a set's Grams (``variants`` holds
     positions in ``G``), its training and test labels, and ``{variant: {column: value}}``
-    added to its rows. ``report_kw`` goes to :func:`report`. Return the rows, one per set
-    and variant.
+    added to its rows. ``hows``: the splits scored (of ``HOWS``; the others are reported
+    as NaN); ``rules``: the rule of a variant, where not the default's (see
+    ``E.default_rule_accuracies``). ``report_kw`` goes to :func:`report`. Return the rows,
+    one per set and variant.
     """
     rows = []
     base, *others = variants
     for name in names:
         t0 = time.perf_counter()
         G, y, yte, columns = set_grams(name)
-        acc = E.default_rule_accuracies(G, y, yte, variants, HOWS)
+        acc = E.default_rule_accuracies(G, y, yte, variants, hows, rules)
         rows += [{"dataset": name, "variant": v, **acc[v], **columns.get(v, {})}
                  for v in variants]
         print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
@@ -258,7 +260,8 @@ def report(rows, variants, against="0.3.0's default", seconds=None):
     lines = [f"| variant | nested CV | vs {against} | 1 per class | 2 per class | "
              f"test (reported only) |{extra[0]}", f"|---|---:|---:|---:|---:|---:|{extra[1]}"]
     for v in variants:
-        m = {h: np.nanmean([by[n, v][h] for n in names]) for h in HOWS}
+        vals = {h: np.array([by[n, v].get(h, np.nan) for n in names]) for h in HOWS}
+        m = {h: np.nanmean(a) if (a == a).any() else np.nan for h, a in vals.items()}
         d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
         diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"

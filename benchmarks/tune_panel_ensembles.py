@@ -282,13 +282,16 @@ def split_tables(G, y, yte, splits):
         yield t, len(yt), Ks, Kts
 
 
-def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", "test")):
+def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", "test"),
+                            rules=None):
     """Return ``{plan: {how: accuracy in %}}``: the default's rule (``rule_top``) on Grams.
 
     ``G``: per setting, ``(training Gram, test-vs-train Gram, ...)`` of one set; ``plans``:
     ``name -> positions in G``; each split's held-out accuracy weighted by its size (NaN
-    for a set without such splits).
+    for a set without such splits). ``rules``: ``name -> rule(table, positions)`` for the
+    plans that another rule combines.
     """
+    rules = rules or {}
     splits = splits_of(y)
     out = {v: {} for v in plans}
     for how in hows:
@@ -296,7 +299,7 @@ def default_rule_accuracies(G, y, yte, plans, hows=("nested", "shot1", "shot2", 
         for t, size, _, _ in split_tables(G, y, yte, splits[how]):
             sizes.append(size)
             for v, sub in plans.items():
-                per[v].append(held_out(t, rule_top(t, sub)))
+                per[v].append(held_out(t, rules.get(v, rule_top)(t, sub)))
         for v in plans:
             out[v][how] = 100 * np.average(per[v], weights=sizes) if sizes else np.nan
     return out

@@ -646,8 +646,8 @@ def test_tune_screening_quick(panel, tmp_path):
 
 def test_tune_beside_quick(panel, tmp_path):
     module = _script("tune_beside.py")
-    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out"),
-                        "--cache", str(tmp_path / "cache")])
+    rows = beside = module.main(["--quick", "--data-home", str(panel), "--out",
+                                 str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
     plans = module.plans()
     assert [r["variant"] for r in rows] == list(plans)  # Beef alone
     assert len(plans) == 1 + len(module.PLACES) + len(module.VARIANTS) * (1 + len(module.PLACES))
@@ -664,6 +664,37 @@ def test_tune_beside_quick(panel, tmp_path):
     grid = (np.arange(8) + 0.5) / 8
     cols = module.contrast(s, grid)
     assert len(cols) == 6 and all(np.allclose(c, 0) for c in cols[1:])
+    # the sliced patches: a column per direction and channel, blind to an offset (the
+    # directions sum to zero), zeros at a dilation the series is too short for
+    two = np.column_stack([np.sin(np.arange(40.0)), np.arange(40.0) ** 0.5])
+    cols = module.sliced(two, grid, 4)
+    assert len(cols) == 6 and all(c.shape == (8, 8) for c in cols[1:])
+    for a, b in zip(cols[1:], module.sliced(two + 5.0, grid, 4)[1:]):
+        np.testing.assert_allclose(a, b, atol=1e-9)
+    assert not np.allclose(cols[3], 0) and np.allclose(cols[4], 0)  # 8 x 4 < 40 <= 8 x 8
+    # --transforms: the training Grams only (NaN test column); a cosine-normalised Gram
+    # has a unit diagonal, a Gaussian one too, and both stay positive semi-definite
+    rows = module.main(["--quick", "--transforms", "--data-home", str(panel), "--out",
+                        str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert [r["variant"] for r in rows] == list(module.transform_plans())
+    assert all(0 <= r["nested"] <= 100 and "test" not in r for r in rows)
+    md = (tmp_path / "out" / "transforms.md").read_text()
+    assert "gauss1 of each, in its place" in md
+    several = module.transform_plans(module.SEVERAL)
+    assert several["cos of each, in its place"] == [8 + i - 1 for i in module.SEVERAL]
+    # --rules: the default's rule on the seven scores as the default plan above
+    rules = module.main(["--quick", "--rules", "--data-home", str(panel), "--out",
+                         str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert [r["variant"] for r in rules] == [*module.E.RULES, *module.FEW_RULES]
+    default = next(r for r in beside if r["variant"] == "the default (seven settings)")
+    assert rules[0]["nested"] == default["nested"] and rules[0]["test"] == default["test"]
+    few = module.fewer_than(3, lambda t, subset: "few")
+    assert few({"y": np.array([0, 0, 1, 1, 1])}, []) == "few"  # a class of 2 series
+    z = np.random.default_rng(0).standard_normal((6, 3))
+    for f in module.TRANSFORMS.values():
+        K = f(z @ z.T + 1.0)
+        np.testing.assert_allclose(np.diag(K), 1.0)
+        assert np.linalg.eigvalsh(K).min() > -1e-10
     # the quarters of a series that steps up: each quarter's values at its own level
     step = np.repeat([0.0, 1.0, 2.0, 3.0], 5)[:, None]
     q = module.segments(step, grid)
