@@ -34,7 +34,12 @@ distributions of local shapes, the random-feature counterpart of a wide convolut
 layer with a threshold activation (MiniRocket's proportions of positive values).
 ``band8_d1``, ``raw_pool4_d1``, ``pool8_d1``: three of the default's settings with
 ``diff=True`` (each step reads the value and its first difference, as MultiRocket reads
-the first differences beside the series), float64.
+the first differences beside the series), float64. ``words``: a bag of SFA words
+(HIVE-COTE 2's dictionary view, as BOSS): the windows of 10, 20 and 40% of the longest
+training series (every ``w // 16`` steps), each z-normalised, their first two Fourier
+coefficients (real and imaginary parts) cut into 4 letters at the quartiles of the
+training windows, word counts of each series (a repeated word counted once), the linear
+kernel of their square roots at unit norm (Hellinger).
 
 ``--transforms``: each of the seven Grams turned into its cosine-normalised kernel
 ``K_ij / sqrt(K_ii K_jj)`` or into the Gaussian kernel of the distances it defines,
@@ -49,16 +54,24 @@ where a class has fewer than 3 training series (``FEW_RULES``). Writes ``rules.c
 and ``rules.md``. ``--several-channels``: these two studies on the default of series
 of several channels (``SEVERAL``, the banded setting left out), for the UEA panel.
 
+``--priors``: every fixed average of one to three of the default's settings, each at the
+ridge ``1e-2``, ``1e-1`` or ``1`` (``PRIOR_RIDGES``), on the draws of 1 training series
+per class (where the default takes its prior: no LOO accuracy tells its candidates
+apart), against the prior pair of the default before ``rntk``'s prior gained the shape
+setting (``E.PRIOR``). Writes ``priors.csv``, ``priors.md`` and ``priors_summary.md``
+(the best ones, and the best one chosen without each set in turn, scored on it).
+
 Writes ``beside.csv`` and ``beside.md`` under ``--out``. Results: see
 ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_beside.py [--quick] [--transforms | --rules]
+    python benchmarks/tune_beside.py [--quick] [--transforms | --rules | --priors]
         [--several-channels] [--data-home DIR] [--cache DIR] [--out DIR]
         [--precision auto|float64]
 """
 
+import itertools
 import sys
 from pathlib import Path
 
@@ -70,7 +83,11 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 
 from rntk import mlp_ntk_kernel  # noqa: E402
-from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
+from rntk.model_selection import (  # noqa: E402
+    DEFAULT_ALPHA,  # noqa: E402
+    as_sequences,
+    normalize_series,
+)
 
 #: The default's seven settings: ``LS.SIX`` but the last step (position 0), then the two
 #: shape settings (positions 6 and 7, ``LS.REPLACE``).
@@ -92,6 +109,7 @@ VARIANTS = {
     "band8_d1": ("setting", dict(key="band8_cap128_d1")),
     "raw_pool4_d1": ("setting", dict(key="raw_pool4_d1")),
     "pool8_d1": ("setting", dict(key="pool8_d1")),
+    "words": ("words", dict(fractions=(0.1, 0.2, 0.4), letters=4)),
 }
 #: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` (added there).
 DIFF_SETTINGS = {"band8_cap128_d1": E.NEW["band8_cap128_d1"],
@@ -172,6 +190,50 @@ def sliced(s, grid, directions, dilations=(1, 2, 4, 8, 16), taps=9, seed=0):
     return cols
 
 
+def window_coefficients(x, w):
+    """Return the first two Fourier coefficients of ``x``'s z-normalised ``w``-step windows.
+
+    Windows every ``max(1, w // 16)`` steps (a series shorter than ``w`` padded with its
+    last value); a constant window has zeros. Shape ``(windows, 4)``: real, imaginary.
+    """
+    if len(x) < w:
+        x = np.pad(x, (0, w - len(x)), mode="edge")
+    W = np.lib.stride_tricks.sliding_window_view(x, w)[::max(1, w // 16)]
+    W = W - W.mean(axis=1, keepdims=True)
+    sd = W.std(axis=1, keepdims=True)
+    W = np.where(sd > 1e-8, W / np.where(sd > 1e-8, sd, 1.0), 0.0)
+    F = np.fft.rfft(W, axis=1)[:, 1:3]
+    return np.stack([F.real, F.imag], axis=2).reshape(len(W), 4)
+
+
+def bag_of_words(xtr, xte, fractions, letters):
+    """Hellinger features of the SFA word counts (``words``) of training and test series.
+
+    The letters' edges are the quantiles of each coefficient over the training windows,
+    per window length and channel; each window length and channel has its own
+    ``letters ** 4`` words.
+    """
+    longest = max(len(s) for s in xtr)
+    feats = ([], [])
+    for f in fractions:
+        w = max(8, round(f * longest))
+        C = [[[window_coefficients(s[:, c], w) for c in range(s.shape[1])] for s in X]
+             for X in (xtr, xte)]
+        for c in range(xtr[0].shape[1]):
+            edges = np.quantile(np.concatenate([cs[c] for cs in C[0]]),
+                                np.arange(1, letters) / letters, axis=0)
+            for k, X in enumerate(C):
+                H = np.zeros((len(X), letters ** 4))
+                for i, cs in enumerate(X):
+                    sym = np.stack([np.searchsorted(edges[:, j], cs[c][:, j])
+                                    for j in range(4)], axis=1)
+                    word = sym @ letters ** np.arange(4)
+                    np.add.at(H[i], word[np.r_[True, word[1:] != word[:-1]]], 1.0)
+                feats[k].append(H)
+    A, B = (np.sqrt(np.concatenate(f, axis=1)) for f in feats)
+    return (F / np.linalg.norm(F, axis=1, keepdims=True) for F in (A, B))
+
+
 def quantile_representation(key, X, levels):
     """``segments``, ``contrast`` or ``sliced*`` of every series (``(levels, signals)``)."""
     grid = (np.arange(levels) + 0.5) / levels
@@ -195,6 +257,9 @@ def variant_grams(name, key, data, cache):
         return T.timed_grams(path, None, None)
     xtr, xte = data
     longest = max(len(x) for x in as_sequences(xtr, "X"))
+    if kind == "words":
+        a, b = bag_of_words(as_sequences(xtr, "X"), as_sequences(xte, "X"), **params)
+        return T.timed_grams(path, a, b, gram=lambda X, Y=None: X @ (X if Y is None else Y).T)
     if kind == "aligned":
         params = dict(params)
         z = params.pop("z")
@@ -261,6 +326,57 @@ FEW_RULES = {"every setting where a class has < 3 series": fewer_than(3, every_s
              "the prior pair where a class has < 3 series": fewer_than(3, lambda t, s: E.PRIOR)}
 
 
+#: ``rntk``'s names of the default's settings, by position.
+NAMES = {1: "band", 2: "level_band", 3: "level_pool", 4: "pool", 5: "spectrum",
+         6: "shapes", 7: "octave_shapes"}
+#: ``--priors``: the ridges of the fixed averages.
+PRIOR_RIDGES = (1e-2, 1e-1, 1.0)
+
+
+def prior_rules(default):
+    """``name -> rule`` of ``--priors``: each rule takes one fixed set of candidates.
+
+    The first is the pair of ``E.PRIOR`` (the baseline).
+    """
+    def fixed(picks):
+        return lambda t, subset: picks
+
+    pair = "+".join(NAMES[s] for s, _ in E.PRIOR) + " @ 0.1"
+    out = {pair: fixed(E.PRIOR)}
+    for r in (1, 2, 3):
+        for members in itertools.combinations(default, r):
+            for alpha in PRIOR_RIDGES:
+                name = "+".join(NAMES[s] for s in members) + f" @ {alpha:g}"
+                a = DEFAULT_ALPHA.index(alpha)
+                out.setdefault(name, fixed([(s, a) for s in members]))
+    return out
+
+
+def prior_summary(rows, best=10):
+    """Markdown: the ``best`` fixed sets, and the best chosen without each set, on it."""
+    names = sorted({r["dataset"] for r in rows if r["shot1"] == r["shot1"]})
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    by = {(r["dataset"], r["variant"]): r["shot1"] for r in rows}
+    M = np.array([[by[n, v] for n in names] for v in variants])  # variants x sets
+    d = M - M[0]
+    lines = [f"| fixed set (1 per class) | mean | vs {variants[0]} | up / down |",
+             "|---|---:|---:|---:|"]
+    for i in np.argsort(-M.mean(axis=1), kind="stable")[:best]:
+        se = d[i].std(ddof=1) / np.sqrt(len(names)) if len(names) > 1 else np.nan
+        lines.append(f"| {variants[i]} | {M[i].mean():.2f} | {d[i].mean():+.2f} +- {se:.2f} "
+                     f"| {(d[i] > 0).sum()} / {(d[i] < 0).sum()} |")
+    if len(names) < 2:
+        return "\n".join(lines) + "\n"
+    # the choice made on the other sets, scored on each set
+    chosen = [int(np.argmax(np.delete(M, j, axis=1).mean(axis=1))) for j in range(len(names))]
+    gain = np.array([d[i, j] for j, i in enumerate(chosen)])
+    se = gain.std(ddof=1) / np.sqrt(len(gain))
+    picked = ", ".join(sorted({variants[i] for i in chosen}))
+    lines += ["", f"Chosen without each set in turn ({picked}), on that set: "
+              f"{gain.mean():+.2f} +- {se:.2f} against {variants[0]} ({len(names)} sets)."]
+    return "\n".join(lines) + "\n"
+
+
 def plans():
     """``variant -> settings`` (positions: ``LS.SIX``, ``LS.REPLACE``, then ``VARIANTS``)."""
     out = {"the default (seven settings)": SEVEN}
@@ -280,6 +396,9 @@ def main(argv=None):
                              "training sets (transforms.csv, transforms.md)")
         ap.add_argument("--rules", action="store_true",
                         help="the combination rules on the seven (rules.csv, rules.md)")
+        ap.add_argument("--priors", action="store_true",
+                        help="fixed averages of 1-3 settings with 1 series per class "
+                             "(priors.csv, priors.md, priors_summary.md)")
         ap.add_argument("--several-channels", action="store_true",
                         help="--rules and --transforms on the default of series of "
                              "several channels (the seven but the banded setting)")
@@ -294,11 +413,19 @@ def main(argv=None):
         if args.transforms:  # training Grams only: no test-vs-test diagonal to scale by
             G += [(f(np.asarray(G[i][0], dtype=float)), None) for f in TRANSFORMS.values()
                   for i in SEVEN]
-        elif not args.rules:
+        elif not (args.rules or args.priors):
             G += [variant_grams(name, k, (xtr, xte), cache) for k in VARIANTS]
         return G, y, yte, {}
 
     default = SEVERAL if args.several_channels else SEVEN
+    if args.priors:
+        rules = prior_rules(default)
+        rows = LS.score_panel(names, set_grams, dict.fromkeys(rules, default), out, "priors",
+                              hows=("shot1",), rules=rules, against=next(iter(rules)))
+        summary = prior_summary(rows)
+        (out / "priors_summary.md").write_text(summary)
+        print(summary)
+        return rows
     if args.rules:
         rules = {**E.RULES, **FEW_RULES}
         return LS.score_panel(names, set_grams, dict.fromkeys(rules, default), out, "rules",

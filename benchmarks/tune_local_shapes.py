@@ -230,39 +230,45 @@ def score_panel(names, set_grams, variants, out, stem, hows=HOWS, rules=None, **
     """
     rows = []
     base, *others = variants
+    key = hows[0]  # printed per set, and the differences of the report
     for name in names:
         t0 = time.perf_counter()
         G, y, yte, columns = set_grams(name)
         acc = E.default_rule_accuracies(G, y, yte, variants, hows, rules)
         rows += [{"dataset": name, "variant": v, **acc[v], **columns.get(v, {})}
                  for v in variants]
-        print(f"{name:<32} nested {acc[base]['nested']:6.2f} -> "
-              + " ".join(f"{acc[v]['nested']:6.2f}" for v in others)
+        print(f"{name:<32} {key} {acc[base][key]:6.2f} -> "
+              + " ".join(f"{acc[v][key]:6.2f}" for v in others)
               + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
     with open(out / f"{stem}.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = report(rows, list(variants), **report_kw)
+    md = report(rows, list(variants), key=key, **report_kw)
     (out / f"{stem}.md").write_text(md)
     print(md)
     return rows
 
 
-def report(rows, variants, against="0.3.0's default", seconds=None):
-    """Markdown: means over the sets, and the nested differences against the first.
+def report(rows, variants, against="0.3.0's default", seconds=None, key="nested"):
+    """Markdown: means over the sets, and the differences against the first.
 
-    ``seconds``: a column of the rows summed over the sets (a last column "Gram s").
+    ``seconds``: a column of the rows summed over the sets (a last column "Gram s");
+    ``key``: the split of the differences (the nested CV unless told; sets without it
+    left out).
     """
     by = {(r["dataset"], r["variant"]): r for r in rows}
     names = sorted({r["dataset"] for r in rows})
     extra = (" Gram s |", "---:|") if seconds else ("", "")
-    lines = [f"| variant | nested CV | vs {against} | 1 per class | 2 per class | "
+    vs = f"vs {against}" + ("" if key == "nested" else f" ({key})")
+    lines = [f"| variant | nested CV | {vs} | 1 per class | 2 per class | "
              f"test (reported only) |{extra[0]}", f"|---|---:|---:|---:|---:|---:|{extra[1]}"]
     for v in variants:
         vals = {h: np.array([by[n, v].get(h, np.nan) for n in names]) for h in HOWS}
         m = {h: np.nanmean(a) if (a == a).any() else np.nan for h, a in vals.items()}
-        d = np.array([by[n, v]["nested"] - by[n, variants[0]]["nested"] for n in names])
+        d = np.array([by[n, v].get(key, np.nan) - by[n, variants[0]].get(key, np.nan)
+                      for n in names])
+        d = d[d == d]
         se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else np.nan
         diff = "" if v == variants[0] else f"{d.mean():+.2f} +- {se:.2f}"
         cell = ""

@@ -14,6 +14,8 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
+from rntk._model_selection import DEFAULT_PRIOR
+
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
 SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
@@ -672,6 +674,14 @@ def test_tune_beside_quick(panel, tmp_path):
     for a, b in zip(cols[1:], module.sliced(two + 5.0, grid, 4)[1:]):
         np.testing.assert_allclose(a, b, atol=1e-9)
     assert not np.allclose(cols[3], 0) and np.allclose(cols[4], 0)  # 8 x 4 < 40 <= 8 x 8
+    # the bag of words: unit rows; the words of z-normalised windows are blind to a
+    # series' scale (a power of two: the same windows to the last bit)
+    rng = np.random.default_rng(1)
+    train = [rng.standard_normal((60, 1)) for _ in range(4)]
+    a, b = module.bag_of_words(train, [4.0 * train[0], train[1]], (0.2, 0.4), 4)
+    np.testing.assert_allclose(np.linalg.norm(a, axis=1), 1.0)
+    np.testing.assert_allclose(b[0], a[0], atol=1e-12)
+    assert a.shape == (4, 2 * 4 ** 4) and not np.allclose(a[0], a[1])
     # --transforms: the training Grams only (NaN test column); a cosine-normalised Gram
     # has a unit diagonal, a Gaussian one too, and both stay positive semi-definite
     rows = module.main(["--quick", "--transforms", "--data-home", str(panel), "--out",
@@ -688,6 +698,23 @@ def test_tune_beside_quick(panel, tmp_path):
     assert [r["variant"] for r in rules] == [*module.E.RULES, *module.FEW_RULES]
     default = next(r for r in beside if r["variant"] == "the default (seven settings)")
     assert rules[0]["nested"] == default["nested"] and rules[0]["test"] == default["test"]
+    # --priors: every fixed set of 1-3 of the seven at 3 ridges, the pair first; the
+    # package's prior is one of them
+    rules = module.prior_rules(module.SEVEN)
+    assert len(rules) == 3 * (7 + 21 + 35) and next(iter(rules)) == "level_band+spectrum @ 0.1"
+    prior = "+".join(name for name, _ in DEFAULT_PRIOR) + " @ 0.1"
+    assert {alpha for _, alpha in DEFAULT_PRIOR} == {0.1} and prior in rules
+    priors = module.main(["--quick", "--priors", "--data-home", str(panel), "--out",
+                          str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
+    assert [r["variant"] for r in priors] == list(rules)
+    assert all(0 <= r["shot1"] <= 100 for r in priors)
+    assert "level_band+spectrum @ 0.1" in (tmp_path / "out" / "priors_summary.md").read_text()
+    # the choice made without each set in turn, on two sets whose best sets differ
+    two = [{"dataset": n, "variant": v, "shot1": s} for n, row in
+           (("a", (50.0, 60.0, 40.0)), ("b", (50.0, 40.0, 70.0))) for v, s in zip("pqr", row)]
+    text = module.prior_summary(two)
+    # without a, r is best (70 on b): on a 40 - 50; without b, q (60 on a): on b 40 - 50
+    assert "Chosen without each set in turn (q, r), on that set: -10.00 +- 0.00" in text
     few = module.fewer_than(3, lambda t, subset: "few")
     assert few({"y": np.array([0, 0, 1, 1, 1])}, []) == "few"  # a class of 2 series
     z = np.random.default_rng(0).standard_normal((6, 3))

@@ -172,23 +172,31 @@ def _loo_squared_error(K, Y, a):
 
 def test_one_series_per_class_takes_the_priors_then_the_lower_loo_error(rng):
     X, y = _waves(rng, n_per_class=1, n_classes=5, T=16)
-    search = RNTKClassifierCV().fit(X, y)
+    # one member more than the priors, to see the tie-break pick it
+    search = RNTKClassifierCV(n_average=len(DEFAULT_PRIOR) + 1).fit(X, y)
     # leaving a series out removes its class: every LOO accuracy is 0
     assert np.all(search.cv_results_["mean_test_score"] == 0)
-    # the prior pair: the banded level-and-scale and the spectral settings, ridge 1e-1
+    # the priors: the banded level-and-scale, the spectral and the shape settings, ridge
+    # 1e-1
     grid = default_grid([len(x) for x in X])
     names = list(DEFAULT_SETTINGS)
+    assert [name for name, _ in DEFAULT_PRIOR] == ["level_band", "spectrum", "shapes"]
     for (setting, alpha), p in zip(DEFAULT_PRIOR, search.averaged_params_):
         assert p == {**{k: v[0] for k, v in grid[names.index(setting)].items()},
                      "alpha": alpha}
     assert search.best_params_ == search.averaged_params_[0]
     assert "spectrum" in search.averaged_params_[1]
+    assert "shapes" in search.averaged_params_[2]
     assert search.averaged_params_[0]["normalize"] is False
-    # the third member: the lowest LOO squared error among the other settings
+    # the default averages the priors alone
+    default = RNTKClassifierCV().fit(X, y)
+    assert default.averaged_params_ == search.averaged_params_[:len(DEFAULT_PRIOR)]
+    # the next member: the lowest LOO squared error among the other settings
     Y = np.where(y[:, None] == np.unique(y)[None], 1.0, -1.0)
+    prior_settings = [grid[names.index(setting)] for setting, _ in DEFAULT_PRIOR]
     best = None
     for p in search.cv_results_["params"]:
-        if "spectrum" in p or (p.get("normalize") is False and "readout_band" in p):
+        if any(all(p.get(k) == v[0] for k, v in g.items()) for g in prior_settings):
             continue  # the priors' settings
         est = RNTKClassifier(model="ridge", **p)
         xs = est._prepare([np.asarray(x, float)[:, None] for x in X])
@@ -196,7 +204,7 @@ def test_one_series_per_class_takes_the_priors_then_the_lower_loo_error(rng):
         e = _loo_squared_error(K, Y, p["alpha"] * np.trace(K) / len(K))
         if best is None or e < best[0] - 1e-12:
             best = (e, p)
-    assert search.averaged_params_[2] == best[1]
+    assert search.averaged_params_[len(DEFAULT_PRIOR)] == best[1]
 
 
 def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
