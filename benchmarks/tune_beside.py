@@ -3,9 +3,9 @@
 Every setting of 0.4.0's default is a mean readout of the banded or pooled RNTK: on the
 series (z-normalised and as given), their spectrum, and the quantile functions of their
 values, slopes and curvatures (``shapes=64``, ``octave_shapes=64``: the default before
-its octaves went to 32 levels, which score the same). This script scores
-four more members, each as an eighth setting and in place of each setting outside the
-prior pair (the level band and the spectrum), and each of those settings left out:
+its octaves went to 32 levels, which score the same). This script scores more members,
+each as an eighth setting and in place of each setting outside the prior pair (the level
+band and the spectrum), and each of those settings left out. The first four:
 
 * ``mlp``, ``mlp_z``: the NTK of a wide ReLU perceptron of one hidden layer
   (``rntk.mlp_ntk_kernel``) on each series interpolated onto the longest training length
@@ -27,11 +27,12 @@ scaled to unit RMS per step, float32). Protocol of ``tune_local_shapes.py`` (``-
 draws of 1 and 2 training series per class, the test set reported only); ``--data-home``
 of ``.ts`` sets as there.
 
-``sliced8`` and ``sliced16`` (added later, the same protocol): the quantile functions of
-the values and of the 9-tap patches ``x_t, x_{t+d}, ..., x_{t+8d}`` at dilations 1 to 16,
-each projected on 8 or 16 fixed random zero-sum directions: a sliced comparison of the
-distributions of local shapes, the random-feature counterpart of a wide convolutional
-layer with a threshold activation (MiniRocket's proportions of positive values).
+The members added later, by the same protocol: ``sliced8`` and ``sliced16``, the
+quantile functions of the values and of the 9-tap patches ``x_t, x_{t+d}, ...,
+x_{t+8d}`` at dilations 1 to 16, each projected on 8 or 16 fixed random zero-sum
+directions: a sliced comparison of the distributions of local shapes, the random-feature
+counterpart of a wide convolutional layer with a threshold activation (MiniRocket's
+proportions of positive values).
 ``band8_d1``, ``raw_pool4_d1``, ``pool8_d1``: three of the default's settings with
 ``diff=True`` (each step reads the value and its first difference, as MultiRocket reads
 the first differences beside the series), float64. ``words``: a bag of SFA words
@@ -41,18 +42,19 @@ coefficients (real and imaginary parts) cut into 4 letters at the quartiles of t
 training windows, word counts of each series (a repeated word counted once), the linear
 kernel of their square roots at unit norm (Hellinger).
 
-``--transforms``: each of the seven Grams turned into its cosine-normalised kernel
+``--transforms``: each of the default's Grams turned into its cosine-normalised kernel
 ``K_ij / sqrt(K_ii K_jj)`` or into the Gaussian kernel of the distances it defines,
 ``exp(-g d_ij^2 / median d^2)`` with ``d_ij^2 = K_ii + K_jj - 2 K_ij`` (``TRANSFORMS``),
-all seven in place of theirs, or beside them (14 settings); scored on the training sets
-only (nested, 1 and 2 per class: the cache holds no test-vs-test diagonals, so the test
-column is NaN). Writes ``transforms.csv`` and ``transforms.md``.
+each in place of its own, or all beside them (twice the settings); scored on the
+training sets only (nested, 1 and 2 per class: the cache holds no test-vs-test
+diagonals, so the test column is NaN). Writes ``transforms.csv`` and ``transforms.md``.
 
 ``--rules``: the combination rules of ``tune_panel_ensembles.py`` (``E.RULES``) on the
 seven, and two for few training series: every setting averaged, or the prior pair,
 where a class has fewer than 3 training series (``FEW_RULES``). Writes ``rules.csv``
-and ``rules.md``. ``--several-channels``: these two studies on the default of series
-of several channels (``SEVERAL``, the banded setting left out), for the UEA panel.
+and ``rules.md``. ``--several-channels``: ``--transforms``, ``--rules`` and ``--priors``
+on the default of series of several channels (``SEVERAL``, the banded setting left
+out), for the UEA panel.
 
 ``--priors``: every fixed average of one to three of the default's settings, each at the
 ridge ``1e-2``, ``1e-1`` or ``1`` (``PRIOR_RIDGES``), on the draws of 1 training series
@@ -111,11 +113,11 @@ VARIANTS = {
     "pool8_d1": ("setting", dict(key="pool8_d1")),
     "words": ("words", dict(fractions=(0.1, 0.2, 0.4), letters=4)),
 }
-#: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` (added there).
+#: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` (added there
+#: when first read).
 DIFF_SETTINGS = {"band8_cap128_d1": E.NEW["band8_cap128_d1"],
                  "raw_pool4_d1": (False, 4, dict(T.MEAN, diff=True)),
                  "pool8_d1": ("rms", 8, dict(T.MEAN, diff=True))}
-T.SETTINGS.update(DIFF_SETTINGS)
 
 
 def aligned(X, length, z):
@@ -251,6 +253,7 @@ def variant_grams(name, key, data, cache):
     """Training and test-vs-train Grams of a variant (cached)."""
     kind, params = VARIANTS[key]
     if kind == "setting":
+        T.SETTINGS.setdefault(params["key"], DIFF_SETTINGS[params["key"]])
         return T.grams(name, params["key"], data, cache)
     path = cache / f"{name}__beside_{key}.npz"
     if path.exists():
@@ -307,12 +310,6 @@ def transform_plans(default=SEVEN):
     return out
 
 
-def every_setting(t, subset):
-    """Every setting's best candidate (the prior's where LOO cannot tell)."""
-    best, keys = E.per_setting(t, subset)
-    return E.with_prior(t, subset, keys, best) if E.undecided(keys) else best
-
-
 def fewer_than(k, rule):
     """``rule`` where a class has fewer than ``k`` training series, else the default's."""
     def switch(t, subset):
@@ -322,7 +319,8 @@ def fewer_than(k, rule):
 
 
 #: ``--rules``: the rules for few training series, beside ``E.RULES``.
-FEW_RULES = {"every setting where a class has < 3 series": fewer_than(3, every_setting),
+FEW_RULES = {"every setting where a class has < 3 series":
+             fewer_than(3, lambda t, s: E.rule_top(t, s, len(s))),
              "the prior pair where a class has < 3 series": fewer_than(3, lambda t, s: E.PRIOR)}
 
 
