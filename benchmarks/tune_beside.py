@@ -398,8 +398,8 @@ def main(argv=None):
                         help="fixed averages of 1-3 settings with 1 series per class "
                              "(priors.csv, priors.md, priors_summary.md)")
         ap.add_argument("--several-channels", action="store_true",
-                        help="--rules and --transforms on the default of series of "
-                             "several channels (the seven but the banded setting)")
+                        help="--transforms, --rules and --priors on the default of series "
+                             "of several channels (the seven but the banded setting)")
 
     args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_beside",
                                     precision=True, options=options)
