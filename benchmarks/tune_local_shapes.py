@@ -106,17 +106,26 @@ def load(name, home):
     return out
 
 
+def variant_inputs(key, data):
+    """Return the training and test representations of a variant, and its kernel parameters.
+
+    The quantile functions of ``VARIANTS[key]`` (or ``LEVELS``), scaled to unit RMS per
+    step, read by the banded setting's network.
+    """
+    xtr, xte = data
+    levels, signals = {**VARIANTS, **LEVELS}[key]
+    levels = max(2, min(levels, max(len(x) for x in xtr)))
+    a, b = (signals_quantiles(x, levels, signals) for x in (xtr, xte))
+    a, b = (normalize_series(x, "rms") for x in (a, b))
+    return a, b, dict(T.MEAN, readout_band=8)
+
+
 def variant_grams(name, key, data, cache):
     """Training and test-vs-train Grams of a variant (cached, float32 as ``"auto"``)."""
     path = cache / f"{name}__{key}__float32.npz"
     if not path.exists():
-        xtr, xte = data
-        levels, signals = {**VARIANTS, **LEVELS}[key]
-        levels = max(2, min(levels, max(len(x) for x in xtr)))
-        a, b = (signals_quantiles(x, levels, signals) for x in (xtr, xte))
-        # the banded setting's network, on the representation scaled to unit RMS per step
-        a, b = (normalize_series(x, "rms") for x in (a, b))
-        return T.timed_grams(path, a, b, readout_band=8, precision="float32", **T.MEAN)
+        a, b, kw = variant_inputs(key, data)
+        return T.timed_grams(path, a, b, precision="float32", **kw)
     return T.timed_grams(path, None, None)
 
 

@@ -228,6 +228,34 @@ def lag_window(x, k, d):
     return out / np.sqrt(k)
 
 
+def setting_inputs(key, data):
+    """Return the training and test series setting ``key`` reads, and its kernel parameters.
+
+    ``data``: the training and test series as given; the series returned are normalised,
+    transformed (spectrum, quantiles, lag windows) and pooled as the setting says.
+    """
+    xtr, xte = data
+    how, pool, kw = SETTINGS[key]
+    kw = dict(kw)
+    lag = kw.pop("lag", None)
+    if kw.get("readout") == "mean":
+        kw["readout_stride"] = _stride(key, [len(x) for x in xtr])
+    if key in SPECTRAL:
+        bins = 128
+        if key.endswith("_short"):  # no more bins than rfft gives the longest series
+            bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
+        xtr, xte = (as_sequences(amplitude_spectrum(x, bins), "X") for x in (xtr, xte))
+    if key in QUANTILE:
+        levels = max(2, min(QUANTILE[key], max(len(x) for x in xtr)))
+        xtr, xte = (as_sequences(value_quantiles(x, levels), "X") for x in (xtr, xte))
+    if isinstance(pool, str):  # "capN": pool to at most N steps
+        pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
+    xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
+    if lag is not None:
+        xtr, xte = ([lag_window(s, *lag) for s in x] for x in (xtr, xte))
+    return xtr, xte, kw
+
+
 def grams(name, key, data, cache, precision="float64"):
     """Training Gram, test-vs-train Gram and seconds of one setting (cached).
 
@@ -237,25 +265,7 @@ def grams(name, key, data, cache, precision="float64"):
     tag = "" if precision == "float64" else f"__{precision}"
     path = cache / f"{name}__{key}{tag}.npz"
     if not path.exists():
-        xtr, xte = data
-        how, pool, kw = SETTINGS[key]
-        kw = dict(kw)
-        lag = kw.pop("lag", None)
-        if kw.get("readout") == "mean":
-            kw["readout_stride"] = _stride(key, [len(x) for x in xtr])
-        if key in SPECTRAL:
-            bins = 128
-            if key.endswith("_short"):  # no more bins than rfft gives the longest series
-                bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
-            xtr, xte = (as_sequences(amplitude_spectrum(x, bins), "X") for x in (xtr, xte))
-        if key in QUANTILE:
-            levels = max(2, min(QUANTILE[key], max(len(x) for x in xtr)))
-            xtr, xte = (as_sequences(value_quantiles(x, levels), "X") for x in (xtr, xte))
-        if isinstance(pool, str):  # "capN": pool to at most N steps
-            pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
-        xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))
-        if lag is not None:
-            xtr, xte = ([lag_window(s, *lag) for s in x] for x in (xtr, xte))
+        xtr, xte, kw = setting_inputs(key, data)
         return timed_grams(path, xtr, xte, precision=precision, **kw)
     return timed_grams(path, None, None)
 
