@@ -14,7 +14,9 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
+from rntk import rntk_kernel
 from rntk._model_selection import DEFAULT_PRIOR
+from rntk.model_selection import DEFAULT_ALPHA
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -728,3 +730,48 @@ def test_tune_beside_quick(panel, tmp_path):
     assert len(q) == 12
     np.testing.assert_allclose(q[0], 0.0)
     np.testing.assert_allclose(q[3], 1.0)  # the last quarter at its unit RMS
+
+
+def test_tune_gradient_quick(panel, tmp_path):
+    module = _script("tune_gradient.py")
+    out = tmp_path / "out"
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(out), "--cache",
+                        str(tmp_path / "cache"), "--settings", "1,6", "--maxfun", "4"])
+    plans = module.plans([1, 6])
+    assert [r["variant"] for r in rows] == list(plans)  # Beef alone
+    assert plans["band fitted"] == {1: True, **{p: False for p in range(2, 8)}}
+    assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "test"))
+    params = _csv(out / "gradient_params.csv")
+    assert len(params) == 2 * 6  # two settings, 5 outer folds and the test split
+    (lo_w, hi_w), (lo_b, hi_b) = np.exp(module.BOUNDS)
+    assert all(lo_w - 1e-9 <= float(p["sigma_w"]) <= hi_w + 1e-9
+               and lo_b - 1e-9 <= float(p["sigma_b"]) <= hi_b + 1e-9 for p in params)
+    assert "every setting fitted" not in (out / "gradient.md").read_text()
+    # the criterion: the least LOO squared error over the ridges, against leaving each
+    # series out and refitting ridge with an unpenalised intercept
+    rng = np.random.default_rng(1)
+    z = rng.standard_normal((9, 4))
+    K, y = z @ z.T, np.array([0, 1, 2] * 3)
+    Y = -np.ones((9, 3))
+    Y[np.arange(9), y] = 1.0
+    errors = []
+    for a in DEFAULT_ALPHA:
+        ridge = a * np.trace(K) / 9
+        sq = 0.0
+        for i in range(9):
+            o = np.delete(np.arange(9), i)
+            A = np.block([[K[np.ix_(o, o)] + ridge * np.eye(8), np.ones((8, 1))],
+                          [np.ones((1, 8)), np.zeros((1, 1))]])
+            sol = np.linalg.solve(A, np.vstack([Y[o], np.zeros((1, 3))]))
+            sq += np.sum((K[i, o] @ sol[:8] + sol[8] - Y[i]) ** 2)
+        errors.append(sq / 27)
+    np.testing.assert_allclose(module.loo_error(K, y), min(errors), rtol=1e-8)
+    # the fit never ends worse than where it starts
+    xs = [rng.standard_normal((20, 1)) for _ in range(12)]
+    yy = np.arange(12) % 2
+    kw = dict(module.T.MEAN, readout_band=4)
+    w, b = module.fit_network(xs, yy, kw, maxfun=6)
+    start, end = (module.loo_error(rntk_kernel(xs, **dict(kw, sigma_w=a, sigma_b=c),
+                                               precision="float32"), yy)
+                  for a, c in ((kw["sigma_w"], kw["sigma_b"]), (w, b)))
+    assert end <= start * (1 + 1e-9)

@@ -1,0 +1,199 @@
+"""The default's network hyperparameters fitted per dataset on the LOO criterion, by nested CV.
+
+Every setting of the default reads its series with one network: ``sigma_w = 1.2``,
+``sigma_u = 0.5``, ``sigma_b = 0.1`` (``rntk.model_selection.MEAN_NETWORK``). This
+script fits ``sigma_w`` and ``sigma_b`` of each setting to each training set instead: it
+minimises the exact leave-one-out squared error of the setting's one-vs-all ridge (the
+best of the default's ridges), a closed form in the Gram, with L-BFGS-B on
+``log sigma_w`` and ``log sigma_b`` from the default's values (``sigma_w`` in
+``[0.5, 1.4]``, below the mean readout's overflow at ``sqrt(2)``; ``sigma_b`` in
+``[0.01, 2]``; gradients by finite differences of the engine's float32 Grams, at most
+``--maxfun`` Grams per fit). ``sigma_u`` stays: the ReLU network's kernel is
+homogeneous, scaling ``sigma_u`` and ``sigma_b`` together scales the Gram, which a
+relative ridge undoes, so the two fitted scales are all the network has.
+
+Nested CV as in ``tune_local_shapes.py``: on each of the 5 outer folds of a training
+set, each setting's hyperparameters are fitted on the fold's training part alone, its
+Grams recomputed there, and the default's rule (the top-3 average) scored on the
+held-out part; the test column fits them on the whole training set (reported only).
+The draws of 1 or 2 series per class are not scored: LOO has no criterion to fit with
+one series per class. Variants: each setting fitted in its own place, and all seven.
+
+Writes ``gradient.csv`` (per set and variant), ``gradient.md`` and
+``gradient_params.csv`` (the fitted values per set, split and setting) under ``--out``;
+the fitted Grams are cached under ``--cache``. Results: see ``benchmarks/README.md``.
+
+Usage::
+
+    python benchmarks/tune_gradient.py [--quick] [--data-home DIR] [--cache DIR]
+        [--out DIR] [--settings 1,2,...] [--maxfun N] [--datasets A,B,...]
+"""
+
+import csv
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tune_local_shapes as LS  # noqa: E402
+import tune_panel_ensembles as E  # noqa: E402
+import tune_panel_grid as T  # noqa: E402
+
+from rntk import KernelOverflowError, rntk_kernel  # noqa: E402
+from rntk.model_selection import (  # noqa: E402
+    DEFAULT_ALPHA,
+    eigh_gram,
+    loo_classification_scores,
+    one_vs_all_targets,
+    relative_ridge,
+    ridge_loo_predictions,
+)
+
+#: Positions of the default's seven settings (``tune_beside.SEVEN``) and their keys.
+KEYS = {1: "band8_cap128", 2: "raw_band8_cap128", 3: "raw_pool4", 4: "pool8",
+        5: "spec_band8_short", 6: "qd_b", 7: "qd_c"}
+NAMES = {1: "band", 2: "level_band", 3: "level_pool", 4: "pool", 5: "spectrum",
+         6: "shapes", 7: "octave_shapes"}
+#: Bounds of ``(log sigma_w, log sigma_b)``.
+BOUNDS = [(np.log(0.5), np.log(1.4)), (np.log(0.01), np.log(2.0))]
+
+
+def setting_inputs(pos, data):
+    """Return the series setting ``pos`` reads (training, test) and its kernel parameters."""
+    key = KEYS[pos]
+    return LS.variant_inputs(key, data) if key in LS.VARIANTS else T.setting_inputs(key, data)
+
+
+def loo_error(K, y):
+    """Return the least LOO squared error of the one-vs-all ridge over the default's ridges."""
+    classes, Y = one_vs_all_targets(y)
+    eig = eigh_gram(K, fit_intercept=True)
+    ridges = [float(relative_ridge(K, a)) for a in DEFAULT_ALPHA]
+    _, mse = loo_classification_scores(y, classes, Y, ridge_loo_predictions(eig, Y, ridges))
+    return float(mse.min())
+
+
+def fit_network(xs, y, kw, maxfun):
+    """Return ``(sigma_w, sigma_b)`` minimising :func:`loo_error` from ``kw``'s values."""
+    def objective(z):
+        try:
+            K = rntk_kernel(xs, **dict(kw, sigma_w=np.exp(z[0]), sigma_b=np.exp(z[1])),
+                            precision="float32")
+        except KernelOverflowError:
+            return 1e3
+        return loo_error(K, y)
+
+    z0 = np.log([kw["sigma_w"], kw["sigma_b"]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(objective, z0, method="L-BFGS-B", bounds=BOUNDS,
+                       options=dict(maxfun=maxfun, eps=1e-2))
+    return tuple(float(v) for v in np.exp(res.x))
+
+
+def fitted_grams(name, pos, split, tr, te, data, y, cache, maxfun):
+    """Training and held-out Grams of setting ``pos`` fitted on ``tr`` (cached).
+
+    ``te`` None: the test set against the whole training set.
+    """
+    path = cache / f"{name}__gradient_{KEYS[pos]}_{split}_f{maxfun}.npz"
+    if not path.exists():
+        xtr, xte, kw = setting_inputs(pos, data)
+        a = [xtr[i] for i in tr]
+        b = xte if te is None else [xtr[i] for i in te]
+        w, s = fit_network(a, y[tr], kw, maxfun)
+        kw = dict(kw, sigma_w=w, sigma_b=s)
+        Ka = rntk_kernel(a, **kw, precision="float32")
+        Kb = rntk_kernel(b, a, **kw, precision="float32")
+        np.savez(path, Ka=Ka, Kb=Kb, sigma_w=w, sigma_b=s)
+    z = np.load(path)
+    return z["Ka"], z["Kb"], float(z["sigma_w"]), float(z["sigma_b"])
+
+
+def plans(positions):
+    """``variant -> {position: fitted?}``: the default, each setting fitted, all fitted."""
+    out = {"the default (seven settings)": {p: False for p in KEYS}}
+    for p in positions:
+        out[f"{NAMES[p]} fitted"] = {q: q == p for q in KEYS}
+    out["every setting fitted" if len(positions) == len(KEYS) else "these fitted"] = \
+        {q: q in positions for q in KEYS}
+    return out
+
+
+def score_set(name, args, cache, positions):
+    """Nested and test accuracy of each plan on one set, and the fitted values."""
+    xtr, y, xte, yte = LS.load(name, args.data_home)
+    G = LS.default_grams(name, (xtr, xte), cache, "float64")
+    variants = plans(positions)
+    splits = {"nested": T.outer_folds(y), "test": [(np.arange(len(y)), None)]}
+    acc, params = {v: {} for v in variants}, []
+    for how, folds in splits.items():
+        per, sizes = {v: [] for v in variants}, []
+        for i, (tr, te) in enumerate(folds):
+            fitted = {}
+            for p in positions:
+                Ka, Kb, w, s = fitted_grams(name, p, f"{how}{i}", tr, te, (xtr, xte), y,
+                                            cache, args.maxfun)
+                fitted[p] = (Ka, Kb)
+                params.append(dict(dataset=name, split=f"{how}{i}", setting=NAMES[p],
+                                   sigma_w=w, sigma_b=s))
+            # positions 1-7 the default's Grams, 8-14 the fitted ones (where fitted)
+            Ks = [g[0][np.ix_(tr, tr)] for g in G]
+            Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
+            for p in KEYS:
+                Ks.append(fitted.get(p, (Ks[p], None))[0])
+                Kts.append(fitted.get(p, (None, Kts[p]))[1])
+            yt = yte if te is None else y[te]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = E.split_table(Ks, Kts, y[tr], yt)
+            sizes.append(len(yt))
+            for v, plan in variants.items():
+                subset = [p + 7 if on else p for p, on in plan.items()]
+                per[v].append(E.held_out(t, E.rule_top(t, subset)))
+        for v in variants:
+            acc[v][how] = 100 * np.average(per[v], weights=sizes)
+    return acc, params
+
+
+def main(argv=None):
+    def options(ap):
+        ap.add_argument("--settings", default=",".join(map(str, KEYS)),
+                        help="positions of the settings to fit (1-7: " + ", ".join(
+                            f"{p} {n}" for p, n in NAMES.items()) + ")")
+        ap.add_argument("--maxfun", type=int, default=12,
+                        help="at most this many Grams per fit (L-BFGS-B's maxfun)")
+        ap.add_argument("--datasets", help="comma-separated sets (default: the panel's)")
+
+    args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_gradient",
+                                    options=options)
+    positions = [int(p) for p in args.settings.split(",")]
+    names = (args.datasets.split(",") if args.datasets
+             else T.folder_names(args.data_home, args.quick))
+    rows, params = [], []
+    variants = list(plans(positions))
+    for name in names:
+        t0 = time.perf_counter()
+        acc, p = score_set(name, args, cache, positions)
+        rows += [{"dataset": name, "variant": v, **acc[v]} for v in variants]
+        params += p
+        print(f"{name:<32} nested {acc[variants[0]]['nested']:6.2f} -> "
+              + " ".join(f"{acc[v]['nested']:6.2f}" for v in variants[1:])
+              + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    for stem, table in (("gradient", rows), ("gradient_params", params)):
+        with open(out / f"{stem}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(table[0]))
+            w.writeheader()
+            w.writerows(table)
+    md = LS.report(rows, variants, against="the default")
+    (out / "gradient.md").write_text(md)
+    print(md)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
