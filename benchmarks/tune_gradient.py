@@ -19,14 +19,23 @@ held-out part; the test column fits them on the whole training set (reported onl
 The draws of 1 or 2 series per class are not scored: LOO has no criterion to fit with
 one series per class. Variants: each setting fitted in its own place, and all seven.
 
+``--channels``: a scale per channel of the series instead (the issue's per-channel input
+scales, as automatic relevance determination), the network kept: ``log`` scales in
+``[log 0.1, log 10]`` from 0, each of a channel's signals (values, spectrum, quantile
+functions) scaled by it. ``--several-channels``: the default of series of several
+channels (six settings, the band left out), for the UEA panel (``.ts`` sets, as
+``tune_local_shapes.py`` reads them).
+
 Writes ``gradient.csv`` (per set and variant), ``gradient.md`` and
-``gradient_params.csv`` (the fitted values per set, split and setting) under ``--out``;
-the fitted Grams are cached under ``--cache``. Results: see ``benchmarks/README.md``.
+``gradient_params.csv`` (the fitted values per set, split and setting; ``channels*``
+with ``--channels``) under ``--out``; the fitted Grams are cached under ``--cache``.
+Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_gradient.py [--quick] [--data-home DIR] [--cache DIR]
-        [--out DIR] [--settings 1,2,...] [--maxfun N] [--datasets A,B,...]
+    python benchmarks/tune_gradient.py [--quick] [--channels] [--several-channels]
+        [--data-home DIR] [--cache DIR] [--out DIR] [--settings 1,2,...] [--maxfun N]
+        [--datasets A,B,...]
 """
 
 import csv
@@ -60,6 +69,8 @@ NAMES = {1: "band", 2: "level_band", 3: "level_pool", 4: "pool", 5: "spectrum",
          6: "shapes", 7: "octave_shapes"}
 #: Bounds of ``(log sigma_w, log sigma_b)``.
 BOUNDS = [(np.log(0.5), np.log(1.4)), (np.log(0.01), np.log(2.0))]
+#: Bounds of a channel's log scale (``--channels``).
+CHANNEL_BOUNDS = (np.log(0.1), np.log(10.0))
 
 
 def setting_inputs(pos, data):
@@ -95,40 +106,75 @@ def fit_network(xs, y, kw, maxfun):
     return tuple(float(v) for v in np.exp(res.x))
 
 
-def fitted_grams(name, pos, split, tr, te, data, y, cache, maxfun):
+def scaled(xs, scales):
+    """Multiply column ``j`` of each series by ``scales[j % len(scales)]``.
+
+    The settings' inputs hold, per signal, one column per channel of the series
+    (``k m + c``: signal ``k`` of channel ``c``), so a channel's scale scales each of its
+    signals.
+    """
+    scales = np.asarray(scales, dtype=float)
+    return [x * np.resize(scales, x.shape[1]) for x in xs]
+
+
+def fit_channels(xs, y, kw, n_channels, maxfun):
+    """Return the channel scales minimising :func:`loo_error`, from 1 (``CHANNEL_BOUNDS``)."""
+    def objective(z):
+        K = rntk_kernel(scaled(xs, np.exp(z)), **kw, precision="float32")
+        return loo_error(K, y)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = minimize(objective, np.zeros(n_channels), method="L-BFGS-B",
+                       bounds=[CHANNEL_BOUNDS] * n_channels,
+                       options=dict(maxfun=maxfun, eps=1e-2))
+    return np.exp(res.x)
+
+
+def fitted_grams(name, pos, split, tr, te, data, y, cache, maxfun, channels=False):
     """Training and held-out Grams of setting ``pos`` fitted on ``tr`` (cached).
 
-    ``te`` None: the test set against the whole training set.
+    ``te`` None: the test set against the whole training set. Return them and the fitted
+    values: ``(sigma_w, sigma_b)``, or with ``channels`` the channels' scales.
     """
-    path = cache / f"{name}__gradient_{KEYS[pos]}_{split}_f{maxfun}.npz"
+    what = "channels" if channels else "gradient"
+    path = cache / f"{name}__{what}_{KEYS[pos]}_{split}_f{maxfun}.npz"
     if not path.exists():
         xtr, xte, kw = setting_inputs(pos, data)
         a = [xtr[i] for i in tr]
         b = xte if te is None else [xtr[i] for i in te]
-        w, s = fit_network(a, y[tr], kw, maxfun)
-        kw = dict(kw, sigma_w=w, sigma_b=s)
+        if channels:
+            values = fit_channels(a, y[tr], kw, data[0][0].shape[1], maxfun)
+            a, b = scaled(a, values), scaled(b, values)
+        else:
+            values = fit_network(a, y[tr], kw, maxfun)
+            kw = dict(kw, sigma_w=values[0], sigma_b=values[1])
         Ka = rntk_kernel(a, **kw, precision="float32")
         Kb = rntk_kernel(b, a, **kw, precision="float32")
-        np.savez(path, Ka=Ka, Kb=Kb, sigma_w=w, sigma_b=s)
+        np.savez(path, Ka=Ka, Kb=Kb, values=values)
     z = np.load(path)
-    return z["Ka"], z["Kb"], float(z["sigma_w"]), float(z["sigma_b"])
+    return z["Ka"], z["Kb"], [float(v) for v in z["values"]]
 
 
-def plans(positions):
-    """``variant -> {position: fitted?}``: the default, each setting fitted, all fitted."""
-    out = {"the default (seven settings)": {p: False for p in KEYS}}
+def plans(positions, default=tuple(KEYS)):
+    """``variant -> {position: fitted?}``: the default, each setting fitted, all fitted.
+
+    ``default``: the default's positions (the six of series of several channels, the
+    band left out, with ``--several-channels``).
+    """
+    out = {f"the default ({len(default)} settings)": {p: False for p in default}}
     for p in positions:
-        out[f"{NAMES[p]} fitted"] = {q: q == p for q in KEYS}
-    out["every setting fitted" if len(positions) == len(KEYS) else "these fitted"] = \
-        {q: q in positions for q in KEYS}
+        out[f"{NAMES[p]} fitted"] = {q: q == p for q in default}
+    out["every setting fitted" if set(positions) == set(default) else "these fitted"] = \
+        {q: q in positions for q in default}
     return out
 
 
-def score_set(name, args, cache, positions):
+def score_set(name, args, cache, positions, default):
     """Nested and test accuracy of each plan on one set, and the fitted values."""
     xtr, y, xte, yte = LS.load(name, args.data_home)
     G = LS.default_grams(name, (xtr, xte), cache, "float64")
-    variants = plans(positions)
+    variants = plans(positions, default)
     splits = {"nested": T.outer_folds(y), "test": [(np.arange(len(y)), None)]}
     acc, params = {v: {} for v in variants}, []
     for how, folds in splits.items():
@@ -136,11 +182,11 @@ def score_set(name, args, cache, positions):
         for i, (tr, te) in enumerate(folds):
             fitted = {}
             for p in positions:
-                Ka, Kb, w, s = fitted_grams(name, p, f"{how}{i}", tr, te, (xtr, xte), y,
-                                            cache, args.maxfun)
+                Ka, Kb, values = fitted_grams(name, p, f"{how}{i}", tr, te, (xtr, xte), y,
+                                              cache, args.maxfun, args.channels)
                 fitted[p] = (Ka, Kb)
                 params.append(dict(dataset=name, split=f"{how}{i}", setting=NAMES[p],
-                                   sigma_w=w, sigma_b=s))
+                                   values=" ".join(f"{v:.4g}" for v in values)))
             # positions 1-7 the default's Grams, 8-14 the fitted ones (where fitted)
             Ks = [g[0][np.ix_(tr, tr)] for g in G]
             Kts = [g[1] if te is None else g[0][np.ix_(te, tr)] for g in G]
@@ -162,35 +208,43 @@ def score_set(name, args, cache, positions):
 
 def main(argv=None):
     def options(ap):
-        ap.add_argument("--settings", default=",".join(map(str, KEYS)),
+        ap.add_argument("--settings",
                         help="positions of the settings to fit (1-7: " + ", ".join(
-                            f"{p} {n}" for p, n in NAMES.items()) + ")")
+                            f"{p} {n}" for p, n in NAMES.items()) + "; default: the "
+                            "default's)")
         ap.add_argument("--maxfun", type=int, default=12,
                         help="at most this many Grams per fit (L-BFGS-B's maxfun)")
+        ap.add_argument("--channels", action="store_true",
+                        help="fit a scale per channel instead of the network")
+        ap.add_argument("--several-channels", action="store_true",
+                        help="the default of series of several channels (the band left "
+                             "out)")
         ap.add_argument("--datasets", help="comma-separated sets (default: the panel's)")
 
     args, cache, out = T.study_args(argv, __doc__.splitlines()[0], "results/tune_gradient",
                                     options=options)
-    positions = [int(p) for p in args.settings.split(",")]
+    default = tuple(KEYS)[1:] if args.several_channels else tuple(KEYS)
+    positions = [int(p) for p in args.settings.split(",")] if args.settings else default
     names = (args.datasets.split(",") if args.datasets
              else T.folder_names(args.data_home, args.quick))
     rows, params = [], []
-    variants = list(plans(positions))
+    variants = list(plans(positions, default))
+    stem = "channels" if args.channels else "gradient"
     for name in names:
         t0 = time.perf_counter()
-        acc, p = score_set(name, args, cache, positions)
+        acc, p = score_set(name, args, cache, positions, default)
         rows += [{"dataset": name, "variant": v, **acc[v]} for v in variants]
         params += p
         print(f"{name:<32} nested {acc[variants[0]]['nested']:6.2f} -> "
               + " ".join(f"{acc[v]['nested']:6.2f}" for v in variants[1:])
               + f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
-    for stem, table in (("gradient", rows), ("gradient_params", params)):
-        with open(out / f"{stem}.csv", "w", newline="") as f:
+    for file, table in ((stem, rows), (f"{stem}_params", params)):
+        with open(out / f"{file}.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(table[0]))
             w.writeheader()
             w.writerows(table)
     md = LS.report(rows, variants, against="the default")
-    (out / "gradient.md").write_text(md)
+    (out / f"{stem}.md").write_text(md)
     print(md)
     return rows
 

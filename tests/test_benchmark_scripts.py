@@ -743,10 +743,20 @@ def test_tune_gradient_quick(panel, tmp_path):
     assert all(0 <= r[h] <= 100 for r in rows for h in ("nested", "test"))
     params = _csv(out / "gradient_params.csv")
     assert len(params) == 2 * 6  # two settings, 5 outer folds and the test split
-    (lo_w, hi_w), (lo_b, hi_b) = np.exp(module.BOUNDS)
-    assert all(lo_w - 1e-9 <= float(p["sigma_w"]) <= hi_w + 1e-9
-               and lo_b - 1e-9 <= float(p["sigma_b"]) <= hi_b + 1e-9 for p in params)
+    lo, hi = np.exp(module.BOUNDS).T
+    assert all(np.all((lo - 1e-9 <= v) & (v <= hi + 1e-9)) for v in
+               (np.array(p["values"].split(), dtype=float) for p in params))
     assert "every setting fitted" not in (out / "gradient.md").read_text()
+    # --channels on series of several channels: a scale per channel, the band left out
+    rows = module.main(["--quick", "--channels", "--several-channels", "--data-home",
+                        str(panel), "--out", str(out), "--cache", str(tmp_path / "cache"),
+                        "--settings", "4", "--maxfun", "3"])
+    assert [r["variant"] for r in rows] == ["the default (6 settings)", "pool fitted",
+                                            "these fitted"]
+    assert len(_csv(out / "channels_params.csv")) == 6
+    # a channel's scale multiplies each of its signals (columns k m + c)
+    x = np.ones((3, 4))
+    np.testing.assert_array_equal(module.scaled([x], [2.0, 3.0])[0][0], [2, 3, 2, 3])
     # the criterion: the least LOO squared error over the ridges, against leaving each
     # series out and refitting ridge with an unpenalised intercept
     rng = np.random.default_rng(1)
