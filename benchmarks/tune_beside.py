@@ -113,8 +113,8 @@ VARIANTS = {
     "pool8_d1": ("setting", dict(key="pool8_d1")),
     "words": ("words", dict(fractions=(0.1, 0.2, 0.4), letters=4)),
 }
-#: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` (added there
-#: when first read).
+#: The settings of the ``diff=True`` members, as ``tune_panel_grid.SETTINGS`` holds them
+#: (given to ``T.grams``, which reads them as its own).
 DIFF_SETTINGS = {"band8_cap128_d1": E.NEW["band8_cap128_d1"],
                  "raw_pool4_d1": (False, 4, dict(T.MEAN, diff=True)),
                  "pool8_d1": ("rms", 8, dict(T.MEAN, diff=True))}
@@ -253,8 +253,8 @@ def variant_grams(name, key, data, cache):
     """Training and test-vs-train Grams of a variant (cached)."""
     kind, params = VARIANTS[key]
     if kind == "setting":
-        T.SETTINGS.setdefault(params["key"], DIFF_SETTINGS[params["key"]])
-        return T.grams(name, params["key"], data, cache)
+        return T.grams(name, params["key"], data, cache,
+                       setting=DIFF_SETTINGS[params["key"]])
     path = cache / f"{name}__beside_{key}.npz"
     if path.exists():
         return T.timed_grams(path, None, None)

@@ -122,18 +122,8 @@ NEW.update({key: setting for key, (_, setting) in COUNTERPARTS.items()})
 
 
 def _with_new_settings():
-    """Add ``NEW`` to ``tune_panel_grid``'s settings, the ``_b20`` strides with them."""
-    if "_b20" in T._stride.__name__:
-        return
+    """Add ``NEW`` to ``tune_panel_grid``'s settings (their ``_b20`` keys: the cost cap 2e9)."""
     T.SETTINGS.update(NEW)
-    stride = T._stride
-
-    def _stride_b20(key, lengths):  # the pooled settings with the cost cap 2e9
-        if key.endswith("_b20"):
-            return T.readout_stride(lengths, T.SETTINGS[key][1], budget=2e9)
-        return stride(key, lengths)
-
-    T._stride = _stride_b20
 
 
 def split_table(Ks, Kts, y, yte):

@@ -43,6 +43,7 @@ import argparse
 import csv
 import hashlib
 import pickle
+import re
 import time
 import warnings
 from pathlib import Path
@@ -202,14 +203,15 @@ def panel_names(data_home, datasets=None, smallest=False):
     return names
 
 
-def _stride(key, lengths):
-    how, pool, kw = SETTINGS[key]
+def _stride(key, lengths, setting):
+    how, pool, kw = setting
     if kw.get("readout") != "mean" or kw.get("readout_band") is not None:
         return 1
     if key.endswith("_r64"):  # the default grid's rule with at most 64 readouts
         return readout_stride(lengths, pool, max_readouts=64)
-    if key[-3:] in ("_b5", "_b7"):  # ... with the cost cap 5e8 or 7e8
-        return readout_stride(lengths, pool, budget=int(key[-1]) * 1e8)
+    budget = re.search(r"_b(\d+)$", key)
+    if budget:  # ... with the cost cap 5e8, 7e8 or 2e9 ("_b5", "_b7", "_b20")
+        return readout_stride(lengths, pool, budget=int(budget.group(1)) * 1e8)
     # the older keys' Grams were cached with the rounded stride alone (no bounds)
     return max(1, round(-(-max(lengths) // pool) / mean_readouts(lengths, pool)))
 
@@ -228,18 +230,21 @@ def lag_window(x, k, d):
     return out / np.sqrt(k)
 
 
-def setting_inputs(key, data):
+def setting_inputs(key, data, setting=None):
     """Return the training and test series setting ``key`` reads, and its kernel parameters.
 
     ``data``: the training and test series as given; the series returned are normalised,
     transformed (spectrum, quantiles, lag windows) and pooled as the setting says.
+    ``setting``: ``(normalize, pool, kernel parameters)`` of a setting outside
+    ``SETTINGS`` (a study's own), read as ``SETTINGS[key]`` would be.
     """
     xtr, xte = data
-    how, pool, kw = SETTINGS[key]
+    setting = SETTINGS[key] if setting is None else setting
+    how, pool, kw = setting
     kw = dict(kw)
     lag = kw.pop("lag", None)
     if kw.get("readout") == "mean":
-        kw["readout_stride"] = _stride(key, [len(x) for x in xtr])
+        kw["readout_stride"] = _stride(key, [len(x) for x in xtr], setting)
     if key in SPECTRAL:
         bins = 128
         if key.endswith("_short"):  # no more bins than rfft gives the longest series
@@ -256,16 +261,16 @@ def setting_inputs(key, data):
     return xtr, xte, kw
 
 
-def grams(name, key, data, cache, precision="float64"):
+def grams(name, key, data, cache, precision="float64", setting=None):
     """Training Gram, test-vs-train Gram and seconds of one setting (cached).
 
     ``precision``: the engine's arithmetic (``rntk_kernel(precision=...)``); the float32
-    Grams are cached under their own names.
+    Grams are cached under their own names. ``setting``: as in :func:`setting_inputs`.
     """
     tag = "" if precision == "float64" else f"__{precision}"
     path = cache / f"{name}__{key}{tag}.npz"
     if not path.exists():
-        xtr, xte, kw = setting_inputs(key, data)
+        xtr, xte, kw = setting_inputs(key, data, setting)
         return timed_grams(path, xtr, xte, precision=precision, **kw)
     return timed_grams(path, None, None)
 
