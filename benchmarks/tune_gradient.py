@@ -48,6 +48,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tune_beside as B  # noqa: E402
 import tune_local_shapes as LS  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
@@ -62,11 +63,10 @@ from rntk.model_selection import (  # noqa: E402
     ridge_loo_predictions,
 )
 
-#: Positions of the default's seven settings (``tune_beside.SEVEN``) and their keys.
-KEYS = {1: "band8_cap128", 2: "raw_band8_cap128", 3: "raw_pool4", 4: "pool8",
-        5: "spec_band8_short", 6: "qd_b", 7: "qd_c"}
-NAMES = {1: "band", 2: "level_band", 3: "level_pool", 4: "pool", 5: "spectrum",
-         6: "shapes", 7: "octave_shapes"}
+#: Positions of the default's seven settings (``tune_beside.SEVEN``: ``LS.SIX`` but the
+#: last step, then ``LS.REPLACE``), their keys and their names.
+KEYS = dict(enumerate([*LS.SIX[1:], *LS.REPLACE], start=1))
+NAMES = B.NAMES
 #: Bounds of ``(log sigma_w, log sigma_b)``.
 BOUNDS = [(np.log(0.5), np.log(1.4)), (np.log(0.01), np.log(2.0))]
 #: Bounds of a channel's log scale (``--channels``).
@@ -88,22 +88,31 @@ def loo_error(K, y):
     return float(mse.min())
 
 
-def fit_network(xs, y, kw, maxfun):
-    """Return ``(sigma_w, sigma_b)`` minimising :func:`loo_error` from ``kw``'s values."""
+def minimise(gram, y, z0, bounds, maxfun):
+    """Return the ``z`` of least :func:`loo_error` of ``gram(z)`` by L-BFGS-B, from ``z0``.
+
+    Finite-difference gradients (steps of 1e-2); a Gram that overflows scores 1e3.
+    """
     def objective(z):
         try:
-            K = rntk_kernel(xs, **dict(kw, sigma_w=np.exp(z[0]), sigma_b=np.exp(z[1])),
-                            precision="float32")
+            return loo_error(gram(z), y)
         except KernelOverflowError:
             return 1e3
-        return loo_error(K, y)
 
-    z0 = np.log([kw["sigma_w"], kw["sigma_b"]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = minimize(objective, z0, method="L-BFGS-B", bounds=BOUNDS,
-                       options=dict(maxfun=maxfun, eps=1e-2))
-    return tuple(float(v) for v in np.exp(res.x))
+        return minimize(objective, z0, method="L-BFGS-B", bounds=bounds,
+                        options=dict(maxfun=maxfun, eps=1e-2)).x
+
+
+def fit_network(xs, y, kw, maxfun):
+    """Return ``(sigma_w, sigma_b)`` minimising :func:`loo_error` from ``kw``'s values."""
+    def gram(z):
+        return rntk_kernel(xs, **dict(kw, sigma_w=np.exp(z[0]), sigma_b=np.exp(z[1])),
+                           precision="float32")
+
+    z = minimise(gram, y, np.log([kw["sigma_w"], kw["sigma_b"]]), BOUNDS, maxfun)
+    return tuple(float(v) for v in np.exp(z))
 
 
 def scaled(xs, scales):
@@ -119,16 +128,11 @@ def scaled(xs, scales):
 
 def fit_channels(xs, y, kw, n_channels, maxfun):
     """Return the channel scales minimising :func:`loo_error`, from 1 (``CHANNEL_BOUNDS``)."""
-    def objective(z):
-        K = rntk_kernel(scaled(xs, np.exp(z)), **kw, precision="float32")
-        return loo_error(K, y)
+    def gram(z):
+        return rntk_kernel(scaled(xs, np.exp(z)), **kw, precision="float32")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = minimize(objective, np.zeros(n_channels), method="L-BFGS-B",
-                       bounds=[CHANNEL_BOUNDS] * n_channels,
-                       options=dict(maxfun=maxfun, eps=1e-2))
-    return np.exp(res.x)
+    return np.exp(minimise(gram, y, np.zeros(n_channels), [CHANNEL_BOUNDS] * n_channels,
+                           maxfun))
 
 
 def fitted_grams(name, pos, split, tr, te, data, y, cache, maxfun, channels=False):
