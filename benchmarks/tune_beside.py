@@ -50,8 +50,9 @@ training sets only (nested, 1 and 2 per class: the cache holds no test-vs-test
 diagonals, so the test column is NaN). Writes ``transforms.csv`` and ``transforms.md``.
 
 ``--rules``: the combination rules of ``tune_panel_ensembles.py`` (``E.RULES``) on the
-seven, and two for few training series: every setting averaged, or the prior pair,
-where a class has fewer than 3 training series (``FEW_RULES``). Writes ``rules.csv``
+seven, two for few training series: every setting averaged, or the prior pair,
+where a class has fewer than 3 training series (``FEW_RULES``), and the top 3 (or 2) of
+each of 32 bootstrap draws of the LOO scores, averaged (``BAGGED_RULES``). Writes ``rules.csv``
 and ``rules.md``. ``--several-channels``: ``--transforms``, ``--rules`` and ``--priors``
 on the default of series of several channels (``SEVERAL``, the banded setting left
 out), for the UEA panel.
@@ -88,6 +89,7 @@ from rntk import mlp_ntk_kernel  # noqa: E402
 from rntk.model_selection import (  # noqa: E402
     DEFAULT_ALPHA,  # noqa: E402
     as_sequences,
+    decision_to_labels,
     normalize_series,
 )
 
@@ -324,6 +326,39 @@ FEW_RULES = {"every setting where a class has < 3 series":
              "the prior pair where a class has < 3 series": fewer_than(3, lambda t, s: E.PRIOR)}
 
 
+def bagged(t, subset, draws=32, k=3, seed=0):
+    """Average the default's top-``k`` chosen on each of ``draws`` bootstrap draws.
+
+    Each draw ranks the candidates by their LOO accuracy (then squared error) on a
+    bootstrap sample of the training series, from the same LOO predictions; each draw's
+    ``k`` picks weigh ``1 / draws``. Where the margins between settings are within
+    the LOO noise, the average spreads over the settings that top the draws. Where LOO
+    cannot tell, the default's prior.
+    """
+    best, keys = E.per_setting(t, subset)
+    if E.undecided(keys):
+        return E.with_prior(t, subset, keys, best, k)
+    cands = [(s, a) for s in subset for a in range(len(DEFAULT_ALPHA))]
+    labels = np.array([decision_to_labels(t["classes"], t["loo"][c]) for c in cands])
+    right = labels == t["y"][None]
+    sq = np.array([((t["loo"][c] - t["Y"]) ** 2).mean(axis=1) for c in cands])
+    rng = np.random.default_rng(seed)
+    n, weights = len(t["y"]), {}
+    for _ in range(draws):
+        i = rng.integers(0, n, n)
+        score = {c: (right[j, i].mean(), -sq[j, i].mean()) for j, c in enumerate(cands)}
+        tops = [max((c for c in cands if c[0] == s), key=score.__getitem__) for s in subset]
+        for c in sorted(tops, key=score.__getitem__, reverse=True)[:k]:
+            weights[c] = weights.get(c, 0.0) + 1.0 / draws
+    return list(weights.items())
+
+
+#: ``--rules``: the top 3 of bootstrap draws of the LOO scores, averaged.
+BAGGED_RULES = {"top-3 of 32 bootstrap draws of the LOO scores, averaged": bagged,
+                "top-2 of 32 bootstrap draws, averaged":
+                lambda t, s: bagged(t, s, k=2)}
+
+
 #: ``rntk``'s names of the default's settings, by position.
 NAMES = {1: "band", 2: "level_band", 3: "level_pool", 4: "pool", 5: "spectrum",
          6: "shapes", 7: "octave_shapes"}
@@ -425,7 +460,7 @@ def main(argv=None):
         print(summary)
         return rows
     if args.rules:
-        rules = {**E.RULES, **FEW_RULES}
+        rules = {**E.RULES, **FEW_RULES, **BAGGED_RULES}
         return LS.score_panel(names, set_grams, dict.fromkeys(rules, default), out, "rules",
                               rules=rules, against="top-3 (the default)")
     if args.transforms:

@@ -697,7 +697,18 @@ def test_tune_beside_quick(panel, tmp_path):
     # --rules: the default's rule on the seven scores as the default plan above
     rules = module.main(["--quick", "--rules", "--data-home", str(panel), "--out",
                          str(tmp_path / "out"), "--cache", str(tmp_path / "cache")])
-    assert [r["variant"] for r in rules] == [*module.E.RULES, *module.FEW_RULES]
+    assert [r["variant"] for r in rules] == [*module.E.RULES, *module.FEW_RULES,
+                                             *module.BAGGED_RULES]
+    # the bootstrap draws: three settings right on every series, two wrong on every one;
+    # every draw picks the three right ones, and the average weighs them alike
+    y = np.arange(30) % 2
+    Y = np.where(y == 1, 1.0, -1.0)[:, None]
+    n_a = len(module.DEFAULT_ALPHA)
+    loo = np.array([[Y if s < 3 else -Y] * n_a for s in range(5)])
+    t = dict(loo=loo, Y=Y, y=y, classes=np.array([0, 1]))
+    picks = dict(module.bagged(t, range(5)))
+    assert {s for s, _ in picks} == {0, 1, 2}
+    np.testing.assert_allclose(list(picks.values()), 1.0)
     default = next(r for r in beside if r["variant"] == "the default (seven settings)")
     assert rules[0]["nested"] == default["nested"] and rules[0]["test"] == default["test"]
     # --priors: every fixed set of 1-3 of the seven at 3 ridges, the pair first; the
