@@ -16,8 +16,8 @@ Nested CV as in ``tune_local_shapes.py``: on each of the 5 outer folds of a trai
 set, each setting's hyperparameters are fitted on the fold's training part alone, its
 Grams recomputed there, and the default's rule (the top-3 average) scored on the
 held-out part; the test column fits them on the whole training set (reported only).
-The draws of 1 or 2 series per class are not scored: LOO has no criterion to fit with
-one series per class. Variants: each setting fitted in its own place, and all seven.
+The draws of 1 or 2 series per class are not scored: with one series per class LOO has
+no criterion to fit, with two little. Variants: each setting fitted in its own place, and all seven.
 
 ``--channels``: a scale per channel of the series instead (the issue's per-channel input
 scales, as automatic relevance determination), the network kept: ``log`` scales in
