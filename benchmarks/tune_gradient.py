@@ -17,7 +17,8 @@ set, each setting's hyperparameters are fitted on the fold's training part alone
 Grams recomputed there, and the default's rule (the top-3 average) scored on the
 held-out part; the test column fits them on the whole training set (reported only).
 The draws of 1 or 2 series per class are not scored: with one series per class LOO has
-no criterion to fit, with two little. Variants: each setting fitted in its own place, and all seven.
+no criterion to fit, with two little. Variants: each setting fitted in its own place,
+and all seven.
 
 ``--channels``: a scale per channel of the series instead (the issue's per-channel input
 scales, as automatic relevance determination), the network kept: ``log`` scales in
