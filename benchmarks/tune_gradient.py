@@ -55,14 +55,7 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 
 from rntk import KernelOverflowError, rntk_kernel  # noqa: E402
-from rntk.model_selection import (  # noqa: E402
-    DEFAULT_ALPHA,
-    eigh_gram,
-    loo_classification_scores,
-    one_vs_all_targets,
-    relative_ridge,
-    ridge_loo_predictions,
-)
+from rntk.model_selection import DEFAULT_ALPHA, RidgeLOOScorer  # noqa: E402
 
 #: Positions of the default's seven settings (``tune_beside.SEVEN``: ``LS.SIX`` but the
 #: last step, then ``LS.REPLACE``), their keys and their names.
@@ -81,12 +74,13 @@ def setting_inputs(pos, data):
 
 
 def loo_error(K, y):
-    """Return the least LOO squared error of the one-vs-all ridge over the default's ridges."""
-    classes, Y = one_vs_all_targets(y)
-    eig = eigh_gram(K, fit_intercept=True)
-    ridges = [float(relative_ridge(K, a)) for a in DEFAULT_ALPHA]
-    _, mse = loo_classification_scores(y, classes, Y, ridge_loo_predictions(eig, Y, ridges))
-    return float(mse.min())
+    """Return the least LOO squared error of the one-vs-all ridge over the default's ridges.
+
+    The tie-break of the default's search (``RidgeLOOScorer``: relative ridges, an
+    intercept), as the default computes it.
+    """
+    _, minus_mse = RidgeLOOScorer(True)(K, y, [{"alpha": a} for a in DEFAULT_ALPHA])
+    return float(-minus_mse.max())
 
 
 def minimise(gram, y, z0, bounds, maxfun):
