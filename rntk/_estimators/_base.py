@@ -10,7 +10,12 @@ from sklearn.base import BaseEstimator
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._utils import DOC, fill_doc, validate_fit_data, validate_predict_data
-from .._utils._preparations import PREPARATION_NAMES, fit_preparations, prepare_series
+from .._utils._preparations import (
+    PREPARATION_NAMES,
+    PREPARATIONS,
+    fit_preparations,
+    prepare_series,
+)
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
 
@@ -46,6 +51,8 @@ class PrecomputedSequenceEstimator(BaseEstimator):
 
     def _fit_preparation(self, xs):
         """Fit what the preparations learn from the training series (``_prepare``)."""
+        for name in (a for p in PREPARATIONS for a in p.fitted):  # of an earlier fit
+            self.__dict__.pop(name, None)
         for name, value in fit_preparations(xs, self._preparation_values()).items():
             setattr(self, name, value)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 from typing import TYPE_CHECKING
@@ -363,6 +364,15 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         if self.protocol == "loo" and self.class_weight is not None:
             raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
                              "the kernel ridge classifier weighs every sample alike")
+        unused, model, used = (("C", "kernel ridge", "alpha") if self.protocol == "loo"
+                               else ("alpha", "SVC", "C"))
+        default = inspect.signature(type(self)).parameters[unused].default
+        if getattr(self, unused) != default:
+            raise ValueError(
+                f"{unused}={getattr(self, unused)!r} is set, but protocol={self.protocol!r} "
+                f"fits the {model} classifier, which has no {unused} (its regularisation "
+                f"is {used!r}); leave {unused} at {default!r}, or choose the protocol "
+                f"whose model uses it")
         self._search(X, y, groups)
         if self.refit:
             self.classes_ = self.best_estimator_.classes_

@@ -55,8 +55,13 @@ def loo_r2(y, loo):
     """
     Y = np.asarray(y, dtype=np.float64)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    sse = ((loo - Y[None]) ** 2).sum(axis=1)
-    sst = ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
+    # R^2 is a ratio: both sums in units of each target's spread, so that targets far
+    # from 1 (|y| ~ 1e155 and more) do not overflow when squared
+    centred = Y - Y.mean(axis=0)
+    scale = np.abs(centred).max(axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    sse = (((loo - Y[None]) / scale) ** 2).sum(axis=1)
+    sst = ((centred / scale) ** 2).sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0),
                       np.where(sse == 0, 1.0, 0.0))

@@ -61,27 +61,39 @@ def screen_settings(subsample_search, search, y, groups, same_as, n_average,
     size = resolve_screen(getattr(search, "screen", None), len(y))
     if size is None or len(groups) <= n_average:
         return None
-    first = subsample_search(screen_subsample(y, size, classification))
+    index = screen_subsample(y, size, classification)
+    first = subsample_search(index)
     kept = screened_settings(first.scores, first.tiebreak, groups, same_as, n_average)
+    if not kept:  # no setting could be scored on the subsample: screen nothing
+        if search.verbose > 0:
+            print(f"[{type(search).__name__}] No kernel setting could be scored on the "
+                  f"screening subsample of {len(index)} series: every setting is scored on all "
+                  f"{len(y)}", flush=True)
+        return None
     if search.verbose > 0:
         print(f"[{type(search).__name__}] Screened the {len(groups)} kernel settings on "
-              f"{size} of the {len(y)} series: {len(kept)} scored on all of them",
+              f"{len(index)} of the {len(y)} series: {len(kept)} scored on all of them",
               flush=True)
     return Screening(frozenset(range(len(groups))) - frozenset(kept), first.scores[:, 0])
 
 
 def screen_subsample(y, size, classification):
-    """Return the sorted indices of a subsample of ``size`` series.
+    """Return the sorted indices of a subsample of about ``size`` series.
 
     Stratified by class for a classifier (every class keeps its share, rounded:
-    :func:`sklearn.utils.resample`), uniform for a regressor; seed :data:`SCREEN_SEED`.
+    :func:`sklearn.utils.resample`; a class whose share rounds to none gets its first
+    series, so that the subsample has every class), uniform for a regressor; seed
+    :data:`SCREEN_SEED`.
     """
     index = np.arange(len(y))
     if not classification:
         return np.sort(resample(index, n_samples=size, replace=False,
                                 random_state=SCREEN_SEED))
-    return np.sort(resample(index, n_samples=size, replace=False, stratify=y,
-                            random_state=SCREEN_SEED))
+    drawn = resample(index, n_samples=size, replace=False, stratify=y,
+                     random_state=SCREEN_SEED)
+    classes, first = np.unique(y, return_index=True)
+    missing = first[~np.isin(classes, np.unique(y[drawn]))]
+    return np.sort(np.concatenate([drawn, missing]))
 
 
 def screened_settings(scores, tiebreak, groups, same_as, keep):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numbers
 import time
 import warnings
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from functools import partial
@@ -22,7 +21,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from joblib import effective_n_jobs
-from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
@@ -34,6 +32,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
 from .._utils._preparations import PREPARATION_NAMES
 from . import _grids
+from ._candidates import (
+    check_default_grid_values,
+    check_some_score,
+    group_by_kernel,
+    prior_indices,
+    results_dict,
+    same_settings,
+)
 from ._cluster import (
     BoundSeries,
     ClusterFeaturePath,
@@ -43,7 +49,7 @@ from ._cluster import (
 )
 from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._features import LARGE_N_COMPONENTS, feature_path
-from ._loo import _check_two_classes
+from ._loo import _check_two_classes, constant_loo_predictions
 from ._scorers import RidgeLOOScorer, loo_r2
 from ._screen import screen_settings
 
@@ -88,39 +94,6 @@ def _beats(key, other):
     if key[0] != other[0]:
         return key[0] > other[0]
     return key[1] - other[1] > TIE_RTOL * max(abs(key[1]), abs(other[1]))
-
-
-def _freeze(value):
-    """Hashable stand-in of a parameter value (grouping candidates by kernel)."""
-    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
-        return ("array", tuple(np.asarray(value, dtype=float).ravel().tolist()))
-    return value
-
-
-def group_by_kernel(candidates, kernel_keys, defaults=None):
-    """Group candidate indices by the values of the parameters that change the Gram.
-
-    Parameters
-    ----------
-    candidates : list of dict
-        The candidates, in grid order.
-    kernel_keys : sequence of str
-        Parameters that change the Gram.
-    defaults : dict, optional
-        Values of parameters a candidate does not set.
-
-    Returns
-    -------
-    groups : list of list of int
-        Candidate indices sharing one Gram, in order of first appearance.
-    """
-    groups = OrderedDict()
-    defaults = defaults or {}
-    for i, c in enumerate(candidates):
-        params = {**defaults, **c}
-        key = tuple(_freeze(params.get(k)) for k in kernel_keys)
-        groups.setdefault(key, []).append(i)
-    return list(groups.values())
 
 
 def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score_gram=None,
@@ -323,96 +296,6 @@ def _all_finite(K):
     return check() if check is not None else bool(np.isfinite(K).all())
 
 
-def _setting_starts(grid):
-    """Index in ``ParameterGrid(grid)`` of each grid entry's first candidate, and the end."""
-    return np.cumsum([0] + [len(ParameterGrid(g)) for g in grid]).tolist()
-
-
-def _prior_indices(grid, candidates, names):
-    """Return the indices in ``candidates`` (``ParameterGrid(grid)``) of ``DEFAULT_PRIOR``.
-
-    ``names``: the name of each of the grid's settings, in order.
-    """
-    starts = _setting_starts(grid)
-    out = []
-    for name, alpha in _grids.DEFAULT_PRIOR:
-        setting = names.index(name)
-        out += [j for j in range(starts[setting], starts[setting + 1])
-                if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
-    return out or None
-
-
-def _same_settings(grid, candidates, groups, names):
-    """``same_as`` of ``search_grams`` and the candidate map of ``DEFAULT_SAME``.
-
-    Returns ``({group: group}, {candidate: candidate})`` for the settings of the default
-    grid (named ``names``, in order) that are another of its settings on unit-RMS series
-    (see :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
-    line up with its settings, or the other setting is not in the grid.
-    """
-    starts = _setting_starts(grid)
-    group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
-    same_as, redirect = {}, {}
-    for name, other in _grids.DEFAULT_SAME.items():
-        if other not in names:
-            continue
-        g = group_of[starts[names.index(name)]]
-        h = group_of[starts[names.index(other)]]
-        a, b = groups[g], groups[h]
-        if h >= g or len(a) != len(b) or any(
-                candidates[i].get("alpha") != candidates[j].get("alpha")
-                for i, j in zip(a, b)):
-            continue
-        same_as[g] = h
-        redirect.update(zip(a, b))
-    return same_as, redirect
-
-
-def results_dict(candidates, scores, kernel_time, fit_time):
-    """``cv_results_`` in :class:`~sklearn.model_selection.GridSearchCV`'s layout.
-
-    Parameters
-    ----------
-    candidates : list of dict
-        Parameters of each candidate.
-    scores : ndarray of shape (n_candidates, n_splits)
-        Test score of each fold.
-    kernel_time, fit_time : ndarray of shape (n_candidates,)
-        Seconds of the candidate's Gram and of one of its fold fits.
-
-    Returns
-    -------
-    results : dict
-        ``params``, ``param_<name>``, ``split<k>_test_score``, ``mean_test_score``,
-        ``std_test_score``, ``rank_test_score`` (NaN ranked last), ``mean_fit_time``
-        and ``kernel_time``.
-    """
-    n_cand, n_splits = scores.shape
-    results = {}
-    for name in sorted({k for c in candidates for k in c}):
-        col = np.ma.MaskedArray(np.empty(n_cand, dtype=object), mask=True)
-        for i, c in enumerate(candidates):
-            if name in c:
-                col[i] = c[name]
-        results[f"param_{name}"] = col
-    results["params"] = candidates
-    for f in range(n_splits):
-        results[f"split{f}_test_score"] = scores[:, f]
-    means = np.average(scores, axis=1)
-    stds = np.sqrt(np.average((scores - means[:, None]) ** 2, axis=1))
-    if np.isnan(means).all():
-        ranks = np.ones(n_cand, dtype=np.int32)
-    else:
-        filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
-        ranks = rankdata(-filled, method="min").astype(np.int32)
-    results["mean_test_score"] = means
-    results["std_test_score"] = stds
-    results["rank_test_score"] = ranks
-    results["mean_fit_time"] = fit_time
-    results["kernel_time"] = kernel_time
-    return results
-
-
 #: Kernel settings per launch of the batched GPU engine in a search (memory: this many
 #: Grams of the training set on the GPU and the host at once).
 _CUDA_BATCH = 64
@@ -550,13 +433,25 @@ class BaseKernelSearchCV(BaseEstimator):
             "instead; pass cv to choose the folds", UserWarning, stacklevel=3)
         return KFold(k)
 
+    #: What a fit sets: removed when a fit starts, so that nothing of an earlier fit
+    #: outlives it (``refit=False`` sets the scores' ``best_*``, not the refitted model).
+    _fitted_attributes = ("cv_results_", "best_estimator_", "averaged_params_",
+                          "refit_time_", "classes_", "loo_score_", "best_index_",
+                          "best_score_", "best_params_", "n_splits_")
+
     def _search(self, X, y, groups):
+        for attr in self._fitted_attributes:
+            self.__dict__.pop(attr, None)
         base = self._base_estimator()
         exact_loo = self.protocol == "loo" and self.cv is None
         raw, y, cluster = self._training_data(X, y, base, exact_loo)
         if not base._is_regressor:  # before any candidate runs
             _check_two_classes(np.unique(y))
-        grid = self._default_grid(raw) if self.param_grid is None else self.param_grid
+        if self.param_grid is None:
+            grid = self._default_grid(raw)
+            check_default_grid_values(self, grid)
+        else:
+            grid = self.param_grid
         candidates = self._candidates(base, grid)
         if exact_loo and len(raw) < 2:
             raise ValueError("the exact leave-one-out needs at least 2 samples, got "
@@ -595,9 +490,9 @@ class BaseKernelSearchCV(BaseEstimator):
         prior, same_as, redirect = None, {}, {}
         if exact_loo and self.param_grid is None and not base._is_regressor:
             names = list(_grids.default_settings(self.n_channels_in_))
-            prior = _prior_indices(grid, candidates, names)
+            prior = prior_indices(grid, candidates, names)
             if (_grids._unit_rms_of(raw.rms) if cluster else _grids.unit_rms(raw)):
-                same_as, redirect = _same_settings(grid, candidates, kernel_groups, names)
+                same_as, redirect = same_settings(grid, candidates, kernel_groups, names)
 
         def computed_grams(computed, series):  # of the groups computed, in order
             if features is not None:
@@ -656,15 +551,9 @@ class BaseKernelSearchCV(BaseEstimator):
         self.best_params_ = candidates[self.best_index_]
         self.n_splits_ = len(raw) if exact_loo else n_splits
         if self.refit:
-            if outcome.best_index < 0:
-                raise ValueError(
-                    "No candidate could be refitted: every kernel setting gave a Gram with "
-                    "non-finite entries (an overflow). Use smaller scales (sigma_w, sigma_u, "
-                    "sigma_b) or unit-norm series."
-                )
+            check_some_score(self.cv_results_["mean_test_score"], outcome)
             t0 = time.perf_counter()
             top = outcome.top if n_average > 1 else [(self.best_index_, outcome.best_gram)]
-            self.__dict__.pop("loo_score_", None)  # of an earlier fit
             if exact_loo and base._is_regressor:
                 top = self._average_or_mean(top, candidates, y, score_gram, outcome.loo)
                 n_average = len(top)
@@ -700,7 +589,6 @@ class BaseKernelSearchCV(BaseEstimator):
                     self.best_estimator_._calibrate(
                         None if any(v is None for v in loo) else np.mean(loo, axis=0), y)
             else:
-                self.__dict__.pop("averaged_params_", None)  # of an earlier fit
                 self.best_estimator_ = members[0]
             self.refit_time_ = time.perf_counter() - t0
         return self
@@ -742,7 +630,7 @@ class BaseKernelSearchCV(BaseEstimator):
     def _delegate(self, method, X):
         """``best_estimator_.<method>(X)``; block by block on a cluster for its series."""
         self._check_refit()
-        source = predict_source(X)
+        source = predict_source(X, getattr(self, "missing", "raise"))
         if source is None:
             return getattr(self.best_estimator_, method)(X)
         return apply_blocks(self.best_estimator_, method, source, verbose=self.verbose)
@@ -764,7 +652,8 @@ class BaseKernelSearchCV(BaseEstimator):
                     None)
         if mean is None:
             return top
-        score = float(self.cv_results_["mean_test_score"][mean])
+        # the mean's own leave-one-out R^2: its setting may have been screened out
+        score = float(loo_r2(y, constant_loo_predictions(y)[None])[0])
         if self.loo_score_ > score:
             return top
         self.loo_score_ = score

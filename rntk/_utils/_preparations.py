@@ -56,6 +56,7 @@ class Preparation(NamedTuple):
     steps: dict  # {stage: step(seqs, value, state) -> seqs}, run unless the value is off
     group: str = None  # at most one preparation of a group is set
     fit: Callable = None  # fit(seqs, value) -> {attribute: value} learnt from training
+    fitted: tuple = ()  # the attributes ``fit`` may set
 
     def off(self, value):
         """Whether ``value`` leaves the series unchanged (the preparation is not set)."""
@@ -104,7 +105,8 @@ PREPARATIONS = (
         "    ``channel_mean_`` and ``channel_scale_``, applied before ``spectrum`` or\n"
         "    ``quantiles``: the level and scale of each series relative to the others are\n"
         "    kept, and channels of different units weigh alike); ``False``: as given.",
-        {"input": _dataset_map, "scale": _per_series_scale}, fit=_fit_dataset_map),
+        {"input": _dataset_map, "scale": _per_series_scale}, fit=_fit_dataset_map,
+        fitted=("channel_mean_", "channel_scale_")),
     _representation(
         "spectrum", spectrum_series,
         "replace each series by its amplitude spectrum\n"
