@@ -101,20 +101,33 @@ def from_aeon(X) -> np.ndarray | list:
     X = _as_list(X)
     _reject_strings(X)
     if isinstance(X, (list, tuple)):
-        items = [np.asarray(x) for x in X]
+        items = [_keep_mask(x) for x in X]
         dims = {x.ndim for x in items}
         if not dims <= {1, 2} or len(dims) > 1:
             raise ValueError(
                 "from_aeon takes a list of 2-D (n_channels, T_i) arrays or of 1-D series; "
                 f"got items of {sorted(dims)} dimension(s)")
-        return [np.ascontiguousarray(x.T) for x in items]
-    X = np.asarray(X)
+        return [_transposed(x, (1, 0)) for x in items]
+    X = _keep_mask(X)
     if X.ndim == 2:
         return X
     if X.ndim != 3:
         raise ValueError("from_aeon takes a 3-D (n_samples, n_channels, n_timesteps) array, "
                          f"a 2-D univariate one or a list; got {X.ndim} dimension(s)")
-    return np.ascontiguousarray(X.transpose(0, 2, 1))
+    return _transposed(X, (0, 2, 1))
+
+
+def _keep_mask(x):
+    """``np.asarray``, except that a masked array stays one (its mask marks padding)."""
+    return np.ma.asarray(x) if np.ma.isMaskedArray(x) else np.asarray(x)
+
+
+def _transposed(x, axes):
+    """Return a C-contiguous transpose of ``x`` (of its mask too, for a masked array)."""
+    if not np.ma.isMaskedArray(x):
+        return np.ascontiguousarray(x.transpose(axes))
+    return np.ma.MaskedArray(np.ascontiguousarray(x.data.transpose(axes)),
+                             mask=np.ascontiguousarray(np.ma.getmaskarray(x).transpose(axes)))
 
 
 def interpolate_missing(X: Sequences) -> np.ndarray | list:

@@ -12,10 +12,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
 from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
 from ._utils._sequences import (
+    OCTAVE_DILATIONS,
+    SHAPE_DILATIONS,
+    TimeMajorArray,
     octave_shape_quantile_series,
     peak_scaled,
     pool_series,
@@ -40,10 +44,16 @@ __all__ = ["AmplitudeSpectrum", "BlockMeans", "OctaveShapeQuantiles", "SeriesImp
            "SeriesScaler", "ShapeQuantiles", "ValueQuantiles"]
 
 
-class _SeriesTransformer(TransformerMixin, BaseEstimator):
-    """Base: check the series in ``fit``, transform each in ``transform``."""
+class _SeriesTransformer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """Base: check the series in ``fit``, transform each in ``transform``.
+
+    Subclasses name the signals each input channel becomes (``_signals``: one name per
+    signal, ``None`` for the channel itself), in the order of the output's channels
+    (channel ``k m + c`` is signal ``k`` of input channel ``c``).
+    """
 
     _parameter_constraints = {"missing": MISSING_CONSTRAINT}
+    _signals = (None,)
 
     @fill_doc(**DOC)
     def fit(self, X: Sequences, y: None = None) -> Self:
@@ -81,9 +91,65 @@ class _SeriesTransformer(TransformerMixin, BaseEstimator):
         if len({len(s) for s in out}) > 1:
             return out
         arr = np.stack(out)
-        univariate = (X.ndim == 2 if isinstance(X, np.ndarray)
+        univariate = (len(X.shape) == 2 if hasattr(X, "shape")  # arrays, DataFrames
                       else all(np.ndim(s) == 1 for s in X))
-        return arr[:, :, 0] if univariate and arr.shape[2] == 1 else arr
+        if univariate and arr.shape[2] == 1:
+            return arr[:, :, 0]
+        # time-major by construction: estimators read it without the layout warning
+        # that a 3-D array of more channels than steps gets
+        return arr.view(TimeMajorArray)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output's channels (the last axis of its series).
+
+        Parameters
+        ----------
+        input_features : array-like of str, default=None
+            Names of the input's channels, one per channel seen in ``fit``
+            (``None``: ``x0``, ``x1``, ...). The columns of a 2-D input are its time
+            steps, not channels, and are not named here.
+
+        Returns
+        -------
+        names : ndarray of str
+            One name per output channel: the input channel's name, prefixed by the
+            signal it became (``value_x0``, ``diff4_x0``, ...) where the transform
+            makes several signals of each channel.
+        """
+        check_is_fitted(self, "n_channels_in_")
+        m = self.n_channels_in_
+        if input_features is None:
+            input_features = [f"x{c}" for c in range(m)]
+        input_features = [str(f) for f in input_features]
+        if len(input_features) != m:
+            raise ValueError(f"input_features has {len(input_features)} names, but "
+                             f"{type(self).__name__} was fitted on {m} channel(s)")
+        return np.asarray([f if k is None else f"{k}_{f}" for k in self._signals
+                           for f in input_features], dtype=object)
+
+    def set_output(self, *, transform=None):
+        """Set the output container: only the default one (arrays or lists of series).
+
+        Parameters
+        ----------
+        transform : {"default"} or None, default=None
+            ``"default"`` or ``None`` (unchanged): arrays of series, as documented in
+            :meth:`transform`. Tables (``"pandas"``, ``"polars"``) are refused: the
+            output is series of time steps and channels, not one row of features per
+            sample.
+
+        Returns
+        -------
+        self : object
+            This transformer.
+        """
+        if transform not in (None, "default"):
+            raise ValueError(
+                f"{type(self).__name__} returns series ((n_samples, n_timesteps) or "
+                "(n_samples, n_timesteps, n_channels) arrays, or lists of series of "
+                f"different lengths), not tables: set_output(transform={transform!r}) "
+                "is not available; use 'default'")
+        return self
 
 
 def _is_constant(mean, std, n):
@@ -220,8 +286,15 @@ class AmplitudeSpectrum(_SeriesTransformer):
         self.n_bins = n_bins
         self.missing = missing
 
+    _signals = ("spectrum",)
+
     def _transform(self, seqs):
         return spectrum_series(seqs, check_preparation("spectrum", self.n_bins, "n_bins"))
+
+
+def _shape_signals(dilations):
+    """Names of the signals of :func:`shape_quantile_series` at ``dilations``, in order."""
+    return ("value", *(f"diff{d}" for d in dilations), *(f"curv{d}" for d in dilations))
 
 
 class _QuantileFunctions(_SeriesTransformer):
@@ -275,6 +348,7 @@ class ValueQuantiles(_QuantileFunctions):
 
     _preparation = "quantiles"
     _series = staticmethod(quantile_series)
+    _signals = ("value", "step")
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
@@ -304,6 +378,7 @@ class ShapeQuantiles(_QuantileFunctions):
 
     _preparation = "shapes"
     _series = staticmethod(shape_quantile_series)  # at SHAPE_DILATIONS
+    _signals = _shape_signals(SHAPE_DILATIONS)
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
@@ -333,6 +408,7 @@ class OctaveShapeQuantiles(_QuantileFunctions):
 
     _preparation = "octave_shapes"
     _series = staticmethod(octave_shape_quantile_series)
+    _signals = _shape_signals(OCTAVE_DILATIONS)
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

@@ -27,7 +27,16 @@ __all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_
            "flatten_padded", "pack_end_aligned",
            "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series",
            "quantile_series", "shape_quantile_series", "octave_shape_quantile_series",
-           "spectrum_series", "SHAPE_DILATIONS", "OCTAVE_DILATIONS"]
+           "spectrum_series", "SHAPE_DILATIONS", "OCTAVE_DILATIONS", "TimeMajorArray"]
+
+
+class TimeMajorArray(np.ndarray):
+    """A 3-D array of series known to be time-major, ``(n_samples, n_timesteps, n_channels)``.
+
+    The output of rntk's own transforms (quantile functions of many signals have more
+    channels than levels): read without the warning about aeon's channel-major layout.
+    A plain ``ndarray`` in every other respect.
+    """
 
 
 def _as_float_array(a, name):
@@ -222,15 +231,17 @@ def as_sequences(X, name="X", missing="raise"):
         finite = False  # checked series by series
     else:
         if hasattr(X, "__array__") or isinstance(X, np.ndarray):
+            time_major = isinstance(X, TimeMajorArray)
             a = _as_float_array(X, name)
         elif isinstance(X, (numbers.Number, str)) or X is None:
             raise TypeError(f"{name} must be an array or a list of arrays; got {type(X)!r}")
         else:
+            time_major = False
             a = _as_float_array(X, name)
         if a.ndim == 2:
             raw = list(a[:, :, None])
         elif a.ndim == 3:
-            if a.shape[2] > a.shape[1]:
+            if a.shape[2] > a.shape[1] and not time_major:
                 warnings.warn(
                     f"{name} has shape {a.shape}: {a.shape[0]} series of {a.shape[1]} time "
                     f"step(s) with {a.shape[2]} channels each. rntk reads 3-D arrays as "
