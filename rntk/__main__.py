@@ -36,9 +36,16 @@ def _folds(text):
 
 def _verbosity(text):
     n = int_arg(text)
-    if n < 0:
+    if n not in (0, 1, 2):
         raise argparse.ArgumentTypeError(f"must be 0, 1 or 2; got {n}")
     return n
+
+
+def _dataset(text):
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must be a dataset name, e.g. GunPoint; got an "
+                                         "empty one")
+    return text.strip()
 
 
 def _describe(X):
@@ -71,9 +78,10 @@ def main(argv=None):
         prog="python -m rntk",
         description="Fit RNTKClassifierCV on a UCR dataset and compare its test accuracy "
                     "with the RNTK paper's Table 2.")
-    parser.add_argument("--dataset", default="GunPoint",
+    parser.add_argument("--dataset", default="GunPoint", type=_dataset,
                         help="UCR dataset name (bundled: GunPoint, Coffee, ECG200, Trace, "
-                             "PickupGestureWiimoteZ; others need --data-home)")
+                             "PickupGestureWiimoteZ; others are read from --data-home, "
+                             "else downloaded once)")
     parser.add_argument("--data-home", default=None,
                         help="folder with NAME/NAME_TRAIN.tsv and NAME/NAME_TEST.tsv")
     parser.add_argument("--protocol", choices=("loo", "paper"), default="loo",
@@ -99,6 +107,9 @@ def main(argv=None):
                                                     missing="interpolate")
     except (OSError, ValueError) as exc:  # unknown name, unreadable file, offline download
         raise SystemExit(f"error: {exc}") from None
+    if args.cv is not None and args.cv > len(y_train):
+        parser.error(f"argument --cv: {args.cv} folds, more than the {len(y_train)} training "
+                     f"series of {args.dataset}")
     clf = RNTKClassifierCV(protocol=args.protocol, cv=args.cv, n_jobs=args.n_jobs,
                            verbose=args.verbose)
     if args.protocol == "paper":

@@ -210,8 +210,10 @@ def test_bad_names_never_reach_the_network(server, cache):
             load_ucr(name)
         with pytest.raises(ValueError, match="not a valid dataset name"):
             fetch_ucr(name)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="dataset name"):
         load_ucr("")
+    with pytest.raises(TypeError):
+        load_ucr(None)
     with pytest.raises(TypeError):
         fetch_ucr(None)
     assert server.requests == [] and _leftovers(cache) == []

@@ -122,6 +122,8 @@ def main(argv=None):
                          + " exists and is not a folder")
     try:
         paper = load_paper_table(args.paper_table)
+        if not paper:
+            raise ValueError("it lists no dataset")
     except (OSError, ValueError, KeyError, UnicodeDecodeError) as exc:
         what = (exc.strerror if isinstance(exc, OSError) and exc.strerror else
                 f"no {exc} column" if isinstance(exc, KeyError) else exc)

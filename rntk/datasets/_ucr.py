@@ -93,9 +93,13 @@ def _read_split(source, split):
 
 def _resolve(name, data_home, download=False):
     """Find the files (or bundled .npz) of ``name``: data_home, bundled, cache, web."""
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"name must be a non-empty dataset name (str); got {name!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a dataset name (str); got {name!r}")
+    if not name:
+        raise ValueError("name must be a dataset name, e.g. 'GunPoint'; got ''")
     home = _default_home(data_home)
+    if home is not None and not home.is_dir():  # a typo must not read another copy
+        raise ValueError(f"data_home {home} does not exist or is not a folder")
     if home is not None:
         folder = home / name
         files = _split_paths(folder, name) if folder.is_dir() else None
@@ -111,12 +115,9 @@ def _resolve(name, data_home, download=False):
         return _DATA_DIR / f"{name}.npz"
     where = []
     if home is not None:
-        if not home.is_dir():
-            where.append(f"data_home {home} does not exist or is not a folder")
-        else:
-            avail = _folder_datasets(home)
-            shown = ", ".join(avail[:40]) + (" ..." if len(avail) > 40 else "")
-            where.append(f"in {home}: {shown or 'none'}")
+        avail = _folder_datasets(home)
+        shown = ", ".join(avail[:40]) + (" ..." if len(avail) > 40 else "")
+        where.append(f"in {home}: {shown or 'none'}")
     else:
         where.append("(no data_home given and RNTK_DATA is not set)")
     where.append(f"bundled: {', '.join(_bundled_names())}")
