@@ -183,7 +183,8 @@ def test_gaussian_process_classification_does_not_collapse():
     """scikit-learn's default optimiser on GunPoint: not at chance, near the fixed kernel.
 
     With every scale free it drove sigma_w to its bound and the kernel to nearly zero:
-    49.3%, chance. Now only the amplitude is fitted.
+    49.3%, chance. Now only the amplitude is fitted, and not below the kernel's own
+    scale (``tests/test_reliability_fourth.py``: never below the fixed kernel).
     """
     import warnings
 
@@ -195,4 +196,4 @@ def test_gaussian_process_classification_does_not_collapse():
         fitted = GaussianProcessClassifier(kernel=RNTK()).fit(X, y)
     fixed = GaussianProcessClassifier(kernel=RNTK(), optimizer=None).fit(X, y)
     assert fitted.score(X_test, y_test) >= fixed.score(X_test, y_test) - 0.02 > 0.9
-    assert fitted.kernel_.sigma_v != 1.0 and fitted.kernel_.sigma_w == 2 ** 0.5
+    assert fitted.kernel_.sigma_v >= 1.0 and fitted.kernel_.sigma_w == 2 ** 0.5

@@ -311,10 +311,9 @@ def training_series(X, large_n, missing="raise"):
     ``joblib.parallel_config(backend="dask")`` is active and more than ``large_n`` of
     them (the cluster then runs the large-n path).
     """
-    if isinstance(X, SeriesBlocks):
-        return X
-    if type(X).__module__.startswith("dask."):
-        return SeriesBlocks.from_array(X)
+    source = predict_source(X, missing)
+    if source is not None:
+        return source
     if large_n is None or not _dask_backend():
         return None
     try:
@@ -340,12 +339,20 @@ def _dask_backend():
     return type(backend).__name__ == "DaskDistributedBackend"
 
 
-def predict_source(X):
-    """``X`` as :class:`SeriesBlocks` when it lives on a cluster, else None."""
+def predict_source(X, missing="raise"):
+    """``X`` as :class:`SeriesBlocks` when it lives on a cluster, else None.
+
+    ``missing`` is the estimator's: ``"interpolate"`` there, or on the blocks, fills
+    missing values inside the series (``"raise"`` is the default of both).
+    """
     if isinstance(X, SeriesBlocks):
-        return X
+        if missing == X.missing or missing == "raise":
+            return X
+        blocks = copy.copy(X)
+        blocks.missing = missing
+        return blocks
     if type(X).__module__.startswith("dask."):
-        return SeriesBlocks.from_array(X)
+        return SeriesBlocks.from_array(X, missing=missing)
     return None
 
 

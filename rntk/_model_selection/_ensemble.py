@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MultiOutputMixin, RegressorMixin
+from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from .._utils import DOC, fill_doc
@@ -24,7 +25,13 @@ def _mean_once(estimators, method, X):
     done = {}
     for e in estimators:
         if id(e) not in done:
-            done[id(e)] = getattr(e, method)(X)
+            done[id(e)] = np.asarray(getattr(e, method)(X))
+    shapes = [done[id(e)].shape for e in estimators]
+    if len(set(shapes)) > 1:
+        raise ValueError(
+            f"the members' {method} have different shapes ({', '.join(map(str, shapes))}, "
+            "in the order of estimators): an average needs members fitted on the same "
+            "targets (the same number of outputs, the same classes)")
     return np.mean([done[id(e)] for e in estimators], axis=0)
 
 
@@ -49,6 +56,16 @@ class _Averaged(BaseEstimator):
         """
         if not self.estimators:
             raise ValueError("estimators must be a non-empty list of fitted estimators")
+        for k, e in enumerate(self.estimators):
+            if not hasattr(e, self._member_method):
+                raise TypeError(f"estimators[{k}] ({type(e).__name__}) has no "
+                                f"{self._member_method}: {type(self).__name__} averages "
+                                f"the {self._member_method} of its members")
+            try:
+                check_is_fitted(e)
+            except NotFittedError as exc:
+                raise NotFittedError(f"estimators[{k}] is not fitted: {type(self).__name__}"
+                                     f" averages fitted estimators. {exc}") from None
         self.estimators_ = list(self.estimators)
         self._check_members()
         return self
@@ -82,6 +99,8 @@ class AveragedClassifier(ClassifierMixin, _Averaged):
         When fitted by a search: the mean of the members' exact leave-one-out decision
         values of the training series, on which ``proba_scale_`` was fitted.
     """
+
+    _member_method = "decision_function"
 
     def _check_members(self):
         classes = [np.asarray(e.classes_) for e in self.estimators_]
@@ -170,6 +189,8 @@ class AveragedRegressor(MultiOutputMixin, RegressorMixin, _Averaged):
     estimators_ : list of fitted regressors
         The members.
     """
+
+    _member_method = "predict"
 
     def _check_members(self):
         pass
