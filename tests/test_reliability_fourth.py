@@ -245,7 +245,8 @@ def test_the_order_of_the_series_moves_float32_results_within_the_documented_bou
     X = rng.normal(size=(40, 60))
     p = rng.permutation(40)
     kw = dict(readout="mean", sigma_w=1.2, sigma_u=0.5, sigma_b=0.1)
-    for precision, bound in (("float32", 1e-5), ("float64", 1e-13)):
+    # measured here: 3.4e-6 and 5.5e-15; the bounds leave room for other SIMD widths
+    for precision, bound in (("float32", 3e-5), ("float64", 1e-12)):
         K = rntk_kernel(X, precision=precision, **kw)
         Kp = rntk_kernel(X[p], precision=precision, **kw)
         assert np.abs(K[np.ix_(p, p)] - Kp).max() <= bound * np.abs(K).max()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import numbers
 import warnings
 from typing import TYPE_CHECKING
@@ -14,6 +13,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
+from .._model_selection._candidates import init_defaults, same_value
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._model_selection._screen import SCREEN_CONSTRAINTS
 from .._utils import DOC, check_int, fill_doc
@@ -366,8 +366,8 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
                              "the kernel ridge classifier weighs every sample alike")
         unused, model, used = (("C", "kernel ridge", "alpha") if self.protocol == "loo"
                                else ("alpha", "SVC", "C"))
-        default = inspect.signature(type(self)).parameters[unused].default
-        if getattr(self, unused) != default:
+        default = init_defaults(self)[unused]
+        if not same_value(getattr(self, unused), default):
             raise ValueError(
                 f"{unused}={getattr(self, unused)!r} is set, but protocol={self.protocol!r} "
                 f"fits the {model} classifier, which has no {unused} (its regularisation "

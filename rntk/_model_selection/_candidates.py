@@ -17,7 +17,7 @@ from sklearn.model_selection import ParameterGrid
 from . import _grids
 
 __all__ = ["check_default_grid_values", "check_some_score", "group_by_kernel",
-           "prior_indices", "results_dict", "same_settings", "same_value"]
+           "init_defaults", "prior_indices", "results_dict", "same_settings", "same_value"]
 
 
 def _freeze(value):
@@ -80,6 +80,11 @@ def check_some_score(means, outcome):
                      "(non-finite scores, e.g. from non-finite targets)")
 
 
+def init_defaults(est):
+    """Return the defaults of the parameters of ``type(est).__init__``, by name."""
+    return {k: p.default for k, p in inspect.signature(type(est)).parameters.items()}
+
+
 def check_default_grid_values(search, grid):
     """Refuse a value of ``search`` that its default grid ``grid`` would not use, by name.
 
@@ -89,7 +94,7 @@ def check_default_grid_values(search, grid):
     settings that do not set it) without a word. Only a value that every setting
     uses as it is passes.
     """
-    defaults = {k: p.default for k, p in inspect.signature(type(search)).parameters.items()}
+    defaults = init_defaults(search)
     settings = grid if isinstance(grid, list) else [grid]
     keys = dict.fromkeys(k for g in settings for k in g)
     refused = []

@@ -60,9 +60,9 @@ DOC = {
         "    (about 2x faster on the recursion), with a relative error of the kernel\n"
         "    values of about 1e-6 (1e-4 at worst on long series) against float64's\n"
         "    1e-14; the Gram is float64 either way. Its rounding depends on the order\n"
-        "    of the series: permuting them moves float32 entries by up to about 1e-5 of\n"
-        "    the largest entry (float64: 1e-13), and a search's predictions by as\n"
-        "    little (the test suite bounds both). Inputs whose magnitude or variances\n"
+        "    of the series: permuting them moves float32 entries by a few 1e-6 of the\n"
+        "    largest entry (float64: 1e-14), and a search's predictions by as little\n"
+        "    (the test suite allows 3e-5 and 1e-12). Inputs whose magnitude or variances\n"
         "    reach float32's limits (beyond ``1e15``, or variances below ``1e-30``)\n"
         "    are computed in float64. The CUDA engine computes in float64 always."),
     "precision_estimator": (
