@@ -7,9 +7,11 @@ array when the output series have one length, a list of arrays otherwise.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sklearn import get_config
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -88,6 +90,12 @@ class _SeriesTransformer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=
         """
         X = as_array_like(X)
         out = self._transform(validate_predict_data(self, X))  # any number of steps
+        container = get_config()["transform_output"]
+        if container != "default":  # set_output refuses it; the global setting is warned of
+            warnings.warn(
+                f"sklearn.set_config(transform_output={container!r}) does not apply to "
+                f"{type(self).__name__}: it returns series (arrays or lists), not tables",
+                UserWarning, stacklevel=2)
         if len({len(s) for s in out}) > 1:
             return out
         arr = np.stack(out)

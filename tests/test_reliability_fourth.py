@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import RidgeClassifier
@@ -77,6 +78,9 @@ def test_transformers_in_pipelines_set_output_and_feature_names(rng, transformer
     assert len(names) == n_channels and len(set(names)) == n_channels
     with pytest.raises(ValueError, match="not tables"):
         make_pipeline(clone(transformer), RidgeClassifier()).set_output(transform="pandas")
+    with config_context(transform_output="pandas"):
+        with pytest.warns(UserWarning, match="transform_output='pandas'.*not tables"):
+            pipe[:-1].transform(X)
 
 
 def test_feature_names_name_each_signal_of_each_channel(rng):
