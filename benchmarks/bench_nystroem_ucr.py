@@ -75,7 +75,7 @@ def _data_home(arg):
 def _exact(X, y, X_test, y_test, n_jobs):
     """Fit and score the default leave-one-out protocol on the exact Gram."""
     t0 = time.perf_counter()
-    clf = RNTKClassifierCV(param_grid={**GRID, "alpha": ALPHAS}, normalize=True,
+    clf = RNTKClassifierCV(param_grid={**GRID, "alpha": ALPHAS},
                            n_jobs=n_jobs).fit(X, y)
     acc = clf.score(X_test, y_test)
     return {"accuracy": acc, "loo_accuracy": clf.best_score_,

@@ -60,8 +60,8 @@ def main(argv=None):
 
     # the same kernel grid (no preprocessing step) with the one-Gram-per-setting search
     t0 = time.perf_counter()
-    fast = RNTKClassifierCV({"sigma_b": sigma_b, "C": C}, protocol="paper", sigma_w=1.4,
-                            cv=folds)
+    fast = RNTKClassifierCV({"sigma_b": sigma_b, "C": C}, protocol="paper",
+                            estimator=RNTKClassifier(sigma_w=1.4), cv=folds)
     fast.fit(X_train, y_train)
     t_fast = time.perf_counter() - t0
     fast_accuracy = fast.score(X_test, y_test)

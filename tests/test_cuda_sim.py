@@ -195,7 +195,7 @@ def test_rntk_kernel_device_cuda_routes_to_the_fused_engine():
 
 def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
     """``device="cuda"``: the search's Grams come from batched launches, same selection."""
-    from rntk import RNTKClassifierCV
+    from rntk import RNTKClassifier, RNTKClassifierCV
     from rntk._model_selection import _search
 
     monkeypatch.setattr(_search, "_CUDA_BATCH", 2)  # several launches, one per 2 settings
@@ -205,7 +205,7 @@ def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
     grid = [{"sigma_b": [0.0, 0.5], "alpha": [1e-3, 1.0]},
             {"readout": ["mean"], "normalize": ["rms"], "sigma_w": [1.2], "alpha": [1e-3]}]
     cpu = RNTKClassifierCV(grid).fit(Xs, y)
-    gpu = RNTKClassifierCV(grid, device="cuda").fit(Xs, y)
+    gpu = RNTKClassifierCV(grid, estimator=RNTKClassifier(device="cuda")).fit(Xs, y)
     assert gpu.best_params_ == cpu.best_params_
     np.testing.assert_allclose(gpu.cv_results_["mean_test_score"],
                                cpu.cv_results_["mean_test_score"])
@@ -218,7 +218,7 @@ def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
 
 def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch):
     """Unit-RMS series: the default grid's level band (``DEFAULT_SAME``) is not launched."""
-    from rntk import RNTKClassifierCV
+    from rntk import RNTKClassifier, RNTKClassifierCV
     from rntk._model_selection import DEFAULT_SAME, default_grid
 
     rng = np.random.default_rng(4)
@@ -233,7 +233,7 @@ def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch):
         return real(xs, ys, params)
 
     monkeypatch.setattr(_cuda, "rntk_kernel_cuda_batched", counted)
-    gpu = RNTKClassifierCV(device="cuda").fit(X, y)
+    gpu = RNTKClassifierCV(estimator=RNTKClassifier(device="cuda")).fit(X, y)
     assert sum(launched) == len(default_grid([6] * 6)) - len(DEFAULT_SAME)
     cpu = RNTKClassifierCV().fit(X, y)
     assert gpu.averaged_params_ == cpu.averaged_params_

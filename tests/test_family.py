@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rntk import RNTKClassifierCV, rntk_diag, rntk_kernel
+from rntk import RNTKClassifier, RNTKClassifierCV, rntk_diag, rntk_kernel
 from tests.reference import family_gram
 from tests.wide_networks import assert_wide_networks_converge
 
@@ -38,7 +38,7 @@ def test_family_options_are_validated(rng):
     with pytest.raises(TypeError, match="diff"):
         rntk_kernel(X, diff="yes")
     with pytest.raises(ValueError, match="direction"):
-        RNTKClassifierCV(direction="both").fit(X, [0, 1, 0])
+        RNTKClassifierCV(estimator=RNTKClassifier(direction="both")).fit(X, [0, 1, 0])
 
 
 def test_bidirectional_is_the_sum_and_diff_doubles_the_channels(rng):
@@ -139,7 +139,7 @@ def test_mean_readout_options_are_validated(rng):
     with pytest.raises(ValueError, match="readout_stride"):
         rntk_kernel(X, readout="mean", readout_stride=1.5)
     with pytest.raises(ValueError, match="readout"):
-        RNTKClassifierCV(readout="max").fit(X, [0, 1, 0])
+        RNTKClassifierCV(estimator=RNTKClassifier(readout="max")).fit(X, [0, 1, 0])
 
 
 @pytest.mark.parametrize("stride, band", [(1, None), (2, None), (1, 2)])

@@ -73,7 +73,7 @@ def test_the_estimator_reads_the_rms_scaled_quantiles(rng):
                                rtol=1e-10)
     # the quantiles are a kernel setting of the search: one Gram per value
     search = RNTKClassifierCV(param_grid={"quantiles": [None, 4], "alpha": [1e-3, 1.0]},
-                              normalize="rms", **SPEC).fit(X, y)
+                              estimator=RNTKClassifier(normalize="rms", **SPEC)).fit(X, y)
     assert sorted(search.cv_results_["param_quantiles"], key=str) == [4, 4, None, None]
 
 

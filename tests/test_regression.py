@@ -186,8 +186,9 @@ def test_multi_output_and_missing_values(rng):
 
 def test_representations_with_the_default_regression_grid_are_refused(rng):
     X, y = _data(rng)
-    with pytest.raises(ValueError, match="quantiles=8 is set on RNTKRegressorCV"):
-        RNTKRegressorCV(quantiles=8).fit(X, y)
+    with pytest.raises(ValueError, match="quantiles=8 is set on the estimator of "
+                                         "RNTKRegressorCV"):
+        RNTKRegressorCV(estimator=RNTKRegressor(quantiles=8)).fit(X, y)
 
 
 def test_large_n_with_every_series_a_landmark_is_the_exact_search(rng):

@@ -128,9 +128,10 @@ def test_values_the_default_grid_overrides_are_refused_by_name(rng, cls, kw):
     X = rng.normal(size=(16, 20))
     y = np.arange(16) % 2
     name = next(iter(kw))
-    with pytest.raises(ValueError, match=rf"{cls.__name__}\({name}=.*default grid.*sets "
-                                         rf"{name}.*param_grid"):
-        cls(**kw).fit(X, y)
+    base = cls._estimator_class(**kw)
+    with pytest.raises(ValueError, match=rf"{cls.__name__}\(estimator=\w+\({name}=.*"
+                                         rf"default grid.*sets {name}.*param_grid"):
+        cls(estimator=base).fit(X, y)
     # through a param_grid the value is used
     search = cls(param_grid={"alpha": [1.0], **{k: [v] for k, v in kw.items()}}).fit(X, y)
     assert search.best_params_[name] == kw[name]
@@ -139,9 +140,10 @@ def test_values_the_default_grid_overrides_are_refused_by_name(rng, cls, kw):
 def test_values_every_default_setting_uses_pass(rng):
     X = rng.normal(size=(16, 20))
     y = np.arange(16) * 0.1
-    reg = RNTKRegressorCV(normalize="dataset").fit(X, y)  # what every setting sets
+    reg = RNTKRegressorCV(estimator=RNTKRegressor(normalize="dataset")).fit(X, y)
     assert all(p["normalize"] == "dataset" for p in reg.cv_results_["params"])
-    clf = RNTKClassifierCV(activation="erf", n_layers=2).fit(X, np.arange(16) % 2)
+    clf = RNTKClassifierCV(estimator=RNTKClassifier(activation="erf", n_layers=2))
+    clf.fit(X, np.arange(16) % 2)
     assert {(e.activation, e.n_layers) for e in clf.best_estimator_.estimators_} == {("erf", 2)}
 
 
@@ -151,7 +153,7 @@ def test_the_other_models_regularisation_is_refused(rng, kw, protocol):
     y = np.arange(16) % 2
     with pytest.raises(ValueError, match=f"{next(iter(kw))}=.*protocol={protocol!r}"):
         RNTKClassifierCV(param_grid={"sigma_b": [0.0]}, protocol=protocol, cv=2,
-                         **kw).fit(X, y)
+                         estimator=RNTKClassifier(**kw)).fit(X, y)
 
 
 # -- 8: screening with a rare class ------------------------------------------------------

@@ -136,8 +136,9 @@ def test_the_default_grid_reads_local_shapes_at_two_sets_of_scales():
 
 def test_the_default_search_refuses_a_representation_of_its_own(rng):
     X, y = rng.normal(size=(8, 20)), np.arange(8) % 2
-    with pytest.raises(ValueError, match="shapes=8 is set on RNTKClassifierCV"):
-        RNTKClassifierCV(shapes=8).fit(X, y)
+    with pytest.raises(ValueError, match="shapes=8 is set on the estimator of "
+                                         "RNTKClassifierCV"):
+        RNTKClassifierCV(estimator=RNTKClassifier(shapes=8)).fit(X, y)
 
 
 @pytest.mark.parametrize("name", SHAPES)

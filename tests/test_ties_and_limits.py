@@ -12,7 +12,13 @@ import numpy as np
 import pytest
 
 import rntk
-from rntk import RNTKClassifierCV, SeriesScaler, amplitude_spectrum, value_quantiles
+from rntk import (
+    RNTKClassifier,
+    RNTKClassifierCV,
+    SeriesScaler,
+    amplitude_spectrum,
+    value_quantiles,
+)
 from rntk._model_selection import DEFAULT_PRIOR
 from rntk.datasets import load_ts, load_ucr
 from rntk.model_selection import KernelRidgeClassifier, search_grams
@@ -175,12 +181,13 @@ def test_estimators_read_the_representations_of_huge_series(rng):
 def test_representations_with_the_default_grid_are_refused_up_front(rng, kw):
     X, y = rng.normal(size=(8, 12)), np.repeat([0, 1], 4)
     said = ", ".join(f"{k}={v}" for k, v in kw.items())
-    with pytest.raises(ValueError, match=f"^{said} is set on RNTKClassifierCV with the "
-                                         "default grid.*give a param_grid"):
-        RNTKClassifierCV(**kw).fit(X, y)
+    with pytest.raises(ValueError, match=f"^{said} is set on the estimator of "
+                                         "RNTKClassifierCV with the default grid.*give a "
+                                         "param_grid"):
+        RNTKClassifierCV(estimator=RNTKClassifier(**kw)).fit(X, y)
     # with a grid of one's own it is a plain option
-    search = RNTKClassifierCV({"alpha": [1e-2, 1.0]}, quantiles=kw.get("quantiles"),
-                              spectrum=kw.get("spectrum") if len(kw) == 1 else None)
+    search = RNTKClassifierCV({"alpha": [1e-2, 1.0]}, estimator=RNTKClassifier(
+        quantiles=kw.get("quantiles"), spectrum=kw.get("spectrum") if len(kw) == 1 else None))
     assert search.fit(X, y).score(X, y) > 0.4
 
 

@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.base import ClassifierMixin, MultiOutputMixin, RegressorMixin, _fit_context, clone
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import Interval
 
-from .._kernels._params import RNTK_PARAM_NAMES, RNTK_PARAMS_DOC
+from .._kernels._params import RNTK_PARAM_NAMES
 from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel_ridge_score
 from .._model_selection._candidates import init_defaults, same_value
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._model_selection._screen import SCREEN_CONSTRAINTS
 from .._utils import DOC, check_int, fill_doc
-from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS, preparation_doc
-from .._utils._validation import derived_init
+from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS
+from .._utils._validation import store_init_params
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._rntk import RNTKClassifier, RNTKRegressor
 
@@ -48,11 +47,58 @@ def _ridge_fold_accuracy(K_train, y_train, K_test, y_test, params):
     return float(np.mean(clf.predict(K_test) == y_test))
 
 
-#: The searches' own parameters, around those of their estimator (``derived_init``).
-_SEARCH_HEAD = {"protocol": "loo", "cv": None, "scoring": None}
-_SEARCH_TAIL = {"n_average": None, "refit": True, "verbose": 0, "error_score": np.nan,
-                "large_n": "auto", "n_components": 500, "screen": "auto",
-                "precision": "auto"}
+#: What a search sets on its estimator itself: these are the search's parameters.
+_SEARCH_OWNED = ("missing", "n_jobs", "precision")
+
+
+class _RefuseRemoved:
+    """Refuse the parameters a search took before 0.4 (its estimator's), with the new way.
+
+    Until 0.4 the searches repeated every parameter of their estimator; they now take
+    it whole (``estimator=``), or its values through ``param_grid``. The check runs in
+    ``__new__``, so that ``__init__`` keeps its written signature (what scikit-learn,
+    ``help`` and static tools read).
+    """
+
+    def __new__(cls, *args, **kwargs):
+        removed = set(kwargs) - set(cls._get_param_names())
+        old = set(cls._estimator_class._get_param_names())
+        for name in sorted(removed & old):
+            _refuse_removed(cls, name, kwargs[name])
+        return super().__new__(cls)
+
+
+def _refuse_removed(search_class, name, value):
+    estimator = search_class._estimator_class.__name__
+    raise TypeError(
+        f"{search_class.__name__} no longer takes {name!r} (removed in 0.4): the "
+        f"parameters of the estimator come with it, estimator={estimator}({name}="
+        f"{value!r}), or from the grid, param_grid={{{name!r}: [{value!r}], ...}}")
+
+
+def search_base(search, estimator_class, models):
+    """Return the estimator a search scores: its own, with the protocol's model.
+
+    ``models`` maps each protocol to the model it scores. The estimator's ``model``
+    may be its class's default or the protocol's; ``missing``, ``n_jobs`` and
+    ``precision`` (the search's) must be its class's defaults. Anything else is
+    refused by name.
+    """
+    base = estimator_class() if search.estimator is None else clone(search.estimator)
+    defaults = init_defaults(base)
+    model = models[search.protocol]
+    if base.model not in (model, defaults["model"]):
+        raise ValueError(
+            f"estimator has model={base.model!r}, but protocol={search.protocol!r} scores "
+            f"and refits model={model!r}; leave the estimator's model at its default, or "
+            f"choose the protocol of the model")
+    for name in _SEARCH_OWNED:
+        if not same_value(getattr(base, name), defaults[name]):
+            raise ValueError(
+                f"estimator has {name}={getattr(base, name)!r}, which the search sets for "
+                f"every candidate: pass {type(search).__name__}({name}="
+                f"{getattr(base, name)!r}) instead")
+    return base.set_params(model=model, **{k: getattr(search, k) for k in _SEARCH_OWNED})
 
 
 def _ridge_fold_r2(K_train, y_train, K_test, y_test, params):
@@ -71,26 +117,33 @@ def _n_average(search, default):
     return search.n_average
 
 
-def _check_no_representation(search):
-    """Refuse a representation on a search of a default grid that has its own."""
-    given = {k: getattr(search, k) for k in REPRESENTATIONS if getattr(search, k) is not None}
+def _check_no_representation(search, base):
+    """Refuse a representation of the estimator of a default grid that has its own."""
+    given = {k: getattr(base, k) for k in REPRESENTATIONS if getattr(base, k) is not None}
     if given:
         said = ", ".join(f"{k}={v!r}" for k, v in given.items())
         raise ValueError(
-            f"{said} is set on {type(search).__name__} with the default grid "
+            f"{said} is set on the estimator of {type(search).__name__} with the default grid "
             "(param_grid=None), which chooses each setting's representation itself: its "
             "spectral and quantile settings read spectra and quantile functions, the "
             f"others the series. To search on {said} alone, give a param_grid (e.g. "
             "param_grid={'alpha': rntk.model_selection.DEFAULT_ALPHA}); to search the "
-            "default grid, leave " + ", ".join(REPRESENTATIONS) + " at None")
+            "default grid, leave the estimator's " + ", ".join(REPRESENTATIONS) + " at None")
 
 
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
-    Grid of parameters of the underlying estimator, as in
-    :class:`~sklearn.model_selection.GridSearchCV`. Parameters not in it take
-    this object's values (those below; ``spectrum``, ``quantiles``, ``shapes`` and
-    ``octave_shapes`` only with a ``param_grid``: the default grid has settings of its
-    own for them, and refuses them). ``None`` is the protocol's grid: {default}.
+    Grid of parameters of ``estimator``, as in
+    :class:`~sklearn.model_selection.GridSearchCV`; parameters not in it take the
+    estimator's values. ``None`` is the protocol's grid: {default}. The default grid
+    sets some parameters in its settings (listed in ``default_grid``); an
+    ``estimator`` whose value of one of them is not its default is refused, with the
+    ``param_grid`` that asks for it. The others (``n_layers``, ``activation``,
+    ``kind``, ...) are the estimator's in every setting.
+estimator : {estimator}, default=None
+    The estimator whose parameters are searched; ``None``: ``{estimator}()``. Its
+    kernel, series and device parameters apply to every candidate that does not
+    set them. Its ``model`` is the protocol's ({models}; another is refused), and
+    ``missing``, ``n_jobs`` and ``precision`` are this search's (set them here).
 protocol : {{"loo", "paper"}}, default="loo"
     ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
     (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
@@ -102,10 +155,15 @@ cv : int, cross-validation generator or iterable, default=None
 scoring : str or callable, default=None
     ``None`` uses the estimator's ``score`` ({score}) on a fast path;
     otherwise any scikit-learn scorer, applied to the inner precomputed-kernel
-    model on each fold (slower; needs ``cv`` folds).
-{kernel_doc}"""
+    model on each fold (slower; needs ``cv`` folds)."""
 
-_SEARCH_DOC_TAIL = """{missing}
+_SEARCH_DOC_TAIL = """precision : {{"float64", "float32", "auto"}}, default="auto"
+    Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
+    float32 for the mean-readout settings (``readout="mean"``: every setting of the
+    default grid), float64 for the last-step ones; the mean readouts in float32 scored
+    as in float64 by nested CV on the development panel, in about 0.8x the Gram time
+    (``benchmarks/tune_precision.py``). The ``large_n`` path computes in float64.
+{missing}
 refit : bool, default=True
     Refit the best candidate on the whole training set (reusing its Gram).
 n_jobs : int, default=None
@@ -114,14 +172,6 @@ n_jobs : int, default=None
     (Numba's thread count for the kernels, all cores unless changed by
     ``numba.set_num_threads``; joblib's for the fold fits, one unless set by
     ``joblib.parallel_config``, as in scikit-learn), ``-1``: all cores.
-device : {{"cpu", "cuda"}}, default="cpu"
-    Where the Grams are computed, as in :func:`rntk.rntk_kernel`.
-precision : {{"float64", "float32", "auto"}}, default="auto"
-    Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
-    float32 for the mean-readout settings (``readout="mean"``: every setting of the
-    default grid), float64 for the last-step ones; the mean readouts in float32 scored
-    as in float64 by nested CV on the development panel, in about 0.8x the Gram time
-    (``benchmarks/tune_precision.py``). The ``large_n`` path computes in float64.
 verbose : int, default=0
     ``1``: progress about every 10% of the kernel settings (settings done /
     total, elapsed time, ETA, best score so far); ``2``: after every setting.
@@ -137,7 +187,11 @@ cv_results_ : dict of ndarray
     the candidate's kernel setting, shared with the other candidates of it).
 best_params_ : dict
     Parameters of the best candidate (the best mean score; between equal scores the
-    lower leave-one-out squared error for the ridge classifier, then grid order).
+    lower leave-one-out squared error for the ridge classifier, then grid order): its
+    values in the grid, as GridSearchCV's. The model scored is the estimator with
+    the protocol's ``model`` and these values, ``clone(estimator).set_params(model=
+    ..., **best_params_)``; the refitted models themselves are ``best_estimator_``
+    (and, with ``n_average > 1``, its ``estimators``).
 best_score_ : float
     Its mean cross-validated score (the leave-one-out score, with the exact
     leave-one-out).
@@ -215,12 +269,12 @@ self : {estimator}CV
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
-    paper_cv=10, folds="StratifiedKFold", score="accuracy", kernel_doc=RNTK_PARAMS_DOC),
+    paper_cv=10, folds="StratifiedKFold", score="accuracy", estimator="RNTKClassifier",
+    models="``'ridge'`` with ``protocol='loo'``, ``'svc'`` with ``'paper'``"),
     fit_params=_FIT_PARAMS.format(estimator="RNTKClassifier", y="(n_samples,)\n    Class labels."),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", role="classifier",
-                                  missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED),
-    preparations=preparation_doc())
-class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
+                                  missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED))
+class RNTKClassifierCV(_RefuseRemoved, ClassifierMixin, BaseKernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
     By default (``protocol="loo"``) the classifier is kernel ridge on the RNTK
@@ -241,13 +295,6 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     Parameters
     ----------
     {search_doc}
-    C : float, default=1.0
-        SVC regularisation used when ``C`` is not in the grid (``protocol="paper"``).
-    class_weight : dict or "balanced", default=None
-        Class weights of the SVC (``protocol="paper"``).
-    alpha : float, default=1e-3
-        Relative ridge used when ``alpha`` is not in the grid (``protocol="loo"``).
-    {preparations}
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
@@ -308,21 +355,35 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     _estimator_class = RNTKClassifier
     _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES + ("precision",)
     _parameter_constraints = {
-        **RNTKClassifier._parameter_constraints, **BaseKernelSearchCV._search_constraints,
+        **BaseKernelSearchCV._search_constraints, "estimator": [RNTKClassifier, None],
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
-    __init__ = derived_init(RNTKClassifier, ("param_grid", None), _SEARCH_HEAD,
-                            _SEARCH_TAIL, exclude=("model", "precision"))
+    def __init__(self, param_grid=None, *, estimator=None, protocol="loo", cv=None,
+                 scoring=None, n_average=None, large_n="auto", n_components=500,
+                 screen="auto", precision="auto", missing="raise", refit=True, n_jobs=None,
+                 verbose=0, error_score=np.nan):
+        store_init_params(self, locals())
 
     def _n_average(self):
         return _n_average(self, _grids.DEFAULT_N_AVERAGE)
 
     def _base_estimator(self):
-        names = set(RNTKClassifier._get_param_names()) - {"model"}
-        model = "ridge" if self.protocol == "loo" else "svc"
-        return RNTKClassifier(model=model, **{k: getattr(self, k) for k in names})
+        base = search_base(self, RNTKClassifier, {"loo": "ridge", "paper": "svc"})
+        if self.protocol == "loo" and base.class_weight is not None:
+            raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
+                             "the kernel ridge classifier weighs every sample alike")
+        unused, model, used = (("C", "kernel ridge", "alpha") if self.protocol == "loo"
+                               else ("alpha", "SVC", "C"))
+        default = init_defaults(base)[unused]
+        if not same_value(getattr(base, unused), default):
+            raise ValueError(
+                f"the estimator's {unused}={getattr(base, unused)!r} is set, but "
+                f"protocol={self.protocol!r} fits the {model} classifier, which has no "
+                f"{unused} (its regularisation is {used!r}); leave {unused} at "
+                f"{default!r}, or choose the protocol whose model uses it")
+        return base
 
     def _candidates(self, base, grid):
         candidates = super()._candidates(base, grid)
@@ -336,15 +397,17 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         ignored, used = ("C", "alpha") if self.protocol == "loo" else ("alpha", "C")
         if ignored in keys:
             model = "kernel ridge" if self.protocol == "loo" else "SVC"
-            warnings.warn(
-                f"param_grid sets {ignored!r}, which protocol={self.protocol!r} ignores (its "
-                f"{model} classifier uses {used!r}): candidates that differ only in "
-                f"{ignored!r} get the same score", UserWarning, stacklevel=5)
+            raise ValueError(
+                f"param_grid sets {ignored!r}, which protocol={self.protocol!r} does not "
+                f"use (its {model} classifier's regularisation is {used!r}): candidates "
+                f"that differ only in {ignored!r} would get the same score. Search "
+                f"{used!r}, or choose the protocol whose model uses {ignored!r}")
         return candidates
 
-    def _default_grid(self, xs):
+    def _default_grid(self, xs, base=None):
         if self.protocol == "loo":
-            _check_no_representation(self)
+            base = self._base_estimator() if base is None else base
+            _check_no_representation(self, base)
             return _grids.default_grid(_series_lengths(xs), _grids.DEFAULT_ALPHA,
                                        _series_channels(xs))
         return {**_grids.PAPER_GRID, "C": list(_grids.PAPER_C)}
@@ -352,7 +415,7 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
     def _fold_scorer(self, base):
         if self.protocol == "loo":
             return _ridge_fold_accuracy
-        return SVCFoldScorer(class_weight=self.class_weight)
+        return SVCFoldScorer(class_weight=base.class_weight)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Sequences, y: ArrayLike, groups: ArrayLike | None = None) -> Self:
@@ -361,18 +424,6 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         {fit_params}
         """
         check_int(self.n_components, "n_components")  # a bool is no count of landmarks
-        if self.protocol == "loo" and self.class_weight is not None:
-            raise ValueError("class_weight is supported by protocol='paper' (the SVC) only; "
-                             "the kernel ridge classifier weighs every sample alike")
-        unused, model, used = (("C", "kernel ridge", "alpha") if self.protocol == "loo"
-                               else ("alpha", "SVC", "C"))
-        default = init_defaults(self)[unused]
-        if not same_value(getattr(self, unused), default):
-            raise ValueError(
-                f"{unused}={getattr(self, unused)!r} is set, but protocol={self.protocol!r} "
-                f"fits the {model} classifier, which has no {unused} (its regularisation "
-                f"is {used!r}); leave {unused} at {default!r}, or choose the protocol "
-                f"whose model uses it")
         self._search(X, y, groups)
         if self.refit:
             self.classes_ = self.best_estimator_.classes_
@@ -435,14 +486,14 @@ class RNTKClassifierCV(ClassifierMixin, BaseKernelSearchCV):
         "predictions clipped to the training targets' range (``RNTKRegressor(model="
         "'ridge')``)",
     paper="5-fold cross-validation, kernel grid of Appendix A.1, ridges of A.2",
-    paper_cv=5, folds="KFold", score="R^2", kernel_doc=RNTK_PARAMS_DOC),
+    paper_cv=5, folds="KFold", score="R^2", estimator="RNTKRegressor",
+    models="``'ridge'`` with ``protocol='loo'``, ``'kernel_ridge'`` with ``'paper'``"),
     fit_params=_FIT_PARAMS.format(estimator="RNTKRegressor",
                                   y="(n_samples,) or (n_samples, n_targets)\n    Targets."),
     tail=_SEARCH_DOC_TAIL.format(
         estimator="RNTKRegressor", role="regressor", missing=DOC["missing"],
-        refitted=_REGRESSOR_REFITTED),
-    preparations=preparation_doc(normalize=False))
-class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
+        refitted=_REGRESSOR_REFITTED))
+class RNTKRegressorCV(_RefuseRemoved, MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
     By default (``protocol="loo"``) every candidate is scored by its exact
@@ -459,10 +510,6 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     Parameters
     ----------
     {search_doc}
-    alpha : float, default=1.0
-        Ridge used when ``alpha`` is not in the grid (relative with ``protocol="loo"``,
-        absolute with ``protocol="paper"``).
-    {preparations}
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the predictions of the
         best candidates of this many kernel settings (each setting's best ridge, ranked
@@ -501,13 +548,16 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
     _estimator_class = RNTKRegressor
     _kernel_keys = RNTK_PARAM_NAMES + PREPARATION_NAMES + ("precision",)
     _parameter_constraints = {
-        **RNTKRegressor._parameter_constraints, **BaseKernelSearchCV._search_constraints,
+        **BaseKernelSearchCV._search_constraints, "estimator": [RNTKRegressor, None],
         "n_average": [Interval(numbers.Integral, 1, None, closed="left"), None],
         **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
-    __init__ = derived_init(RNTKRegressor, ("param_grid", None), _SEARCH_HEAD,
-                            _SEARCH_TAIL, exclude=("model", "precision"))
+    def __init__(self, param_grid=None, *, estimator=None, protocol="loo", cv=None,
+                 scoring=None, n_average=None, large_n="auto", n_components=500,
+                 screen="auto", precision="auto", missing="raise", refit=True, n_jobs=None,
+                 verbose=0, error_score=np.nan):
+        store_init_params(self, locals())
 
     _paper_cv = 5
 
@@ -515,13 +565,12 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
         return _n_average(self, _grids.DEFAULT_REGRESSION_N_AVERAGE)
 
     def _base_estimator(self):
-        names = set(RNTKRegressor._get_param_names()) - {"model"}
-        model = "ridge" if self.protocol == "loo" else "kernel_ridge"
-        return RNTKRegressor(model=model, **{k: getattr(self, k) for k in names})
+        return search_base(self, RNTKRegressor, {"loo": "ridge", "paper": "kernel_ridge"})
 
-    def _default_grid(self, xs):
+    def _default_grid(self, xs, base=None):
         if self.protocol == "loo":
-            _check_no_representation(self)
+            base = self._base_estimator() if base is None else base
+            _check_no_representation(self, base)
             return _grids.default_regression_grid(_series_lengths(xs),
                                                   _grids.DEFAULT_REGRESSION_ALPHA)
         return {**_grids.PAPER_GRID, "alpha": list(_grids.PAPER_ALPHA)}

@@ -11,7 +11,8 @@ from sklearn.kernel_ridge import KernelRidge
 from sklearn.svm import SVC
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS, RNTK_PARAMS_DOC
+from .._kernels._params import RNTK_CONSTRAINTS, RNTK_PARAMS_DOC
+from .._kernels._params import RNTK_DEFAULTS as _D
 from .._kernels._shared import PRECISIONS
 from .._model_selection._calibration import (
     calibrate,
@@ -24,10 +25,9 @@ from .._utils import DOC, fill_doc
 from .._utils._preparations import (
     MISSING_CONSTRAINT,
     PREPARATION_CONSTRAINTS,
-    PREPARATIONS,
     preparation_doc,
 )
-from .._utils._validation import init_with
+from .._utils._validation import store_init_params
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 
@@ -46,19 +46,6 @@ _CONSTRAINTS = {
     "device": [StrOptions({"cpu", "cuda"})],
     "precision": [StrOptions({*PRECISIONS, "auto"})],
 }
-
-
-def _params(**own):
-    """Return the estimators' parameters and defaults, from the tables.
-
-    The kernel's (``RNTK_PARAMS``), the estimator's own, the series preparations
-    (``PREPARATIONS``; ``own`` may set their defaults), then ``missing``, ``n_jobs``,
-    ``device`` and ``precision``.
-    """
-    kernel = [(p.name, p.default) for p in RNTK_PARAMS]
-    prep = [(p.name, own.pop(p.name, p.default)) for p in PREPARATIONS]
-    return kernel + list(own.items()) + prep + [("missing", "raise"), ("n_jobs", None),
-                                                 ("device", "cpu"), ("precision", "float64")]
 
 
 def _consistent(P, classes, labels):
@@ -156,14 +143,31 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         "alpha": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
-    __init__ = init_with(_params(model="svc", C=1.0, class_weight=None, alpha=1e-3))
+    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
+                 direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                 readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
+                 model="svc", C=1.0, class_weight=None, alpha=1e-3, normalize=True,
+                 spectrum=None, quantiles=None, shapes=None,
+                 octave_shapes=None, pool=1, missing="raise", n_jobs=None, device="cpu",
+                 precision="float64"):
+        store_init_params(self, locals())
 
     def _make_inner(self):
         if self.model == "ridge":
             if self.class_weight is not None:
                 raise ValueError("class_weight is supported by model='svc' only; the "
                                  "kernel ridge classifier weighs every sample alike")
+            if self.C != 1.0:
+                raise ValueError(f"C={self.C!r} is set, but model='ridge' has no C (its "
+                                 "regularisation is alpha); leave C at 1.0, or use "
+                                 "model='svc'")
             return KernelRidgeClassifier(alpha=self.alpha)
+        if self.alpha != 1e-3:
+            raise ValueError(f"alpha={self.alpha!r} is set, but model='svc' has no alpha "
+                             "(its regularisation is C); leave alpha at 1e-3, or use "
+                             "model='ridge'")
         return SVC(kernel="precomputed", C=self.C, class_weight=self.class_weight)
 
     def _after_fit(self):
@@ -323,7 +327,16 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
         "alpha": [Interval(numbers.Real, 0, None, closed="both")],
     }
 
-    __init__ = init_with(_params(model="kernel_ridge", alpha=1.0, normalize=False))
+    def __init__(self, *, n_layers=_D["n_layers"], sigma_w=_D["sigma_w"],
+                 sigma_u=_D["sigma_u"], sigma_b=_D["sigma_b"], sigma_h=_D["sigma_h"],
+                 sigma_v=_D["sigma_v"], activation=_D["activation"], kind=_D["kind"],
+                 direction=_D["direction"], diff=_D["diff"], readout=_D["readout"],
+                 readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
+                 model="kernel_ridge", alpha=1.0, normalize=False,
+                 spectrum=None, quantiles=None, shapes=None,
+                 octave_shapes=None, pool=1, missing="raise", n_jobs=None, device="cpu",
+                 precision="float64"):
+        store_init_params(self, locals())
 
     def _make_inner(self):
         if self.model == "ridge":

@@ -82,37 +82,39 @@ def check_some_score(means, outcome):
 
 def init_defaults(est):
     """Return the defaults of the parameters of ``type(est).__init__``, by name."""
-    return {k: p.default for k, p in inspect.signature(type(est)).parameters.items()}
+    return {k: p.default for k, p in inspect.signature(type(est)).parameters.items()
+            if p.kind is not p.VAR_KEYWORD}
 
 
-def check_default_grid_values(search, grid):
-    """Refuse a value of ``search`` that its default grid ``grid`` would not use, by name.
+def check_default_grid_values(search, base, grid):
+    """Refuse a value of the estimator ``base`` that the default grid would not use.
 
-    The default grid sets some parameters in its settings (the network's scales,
-    the readout, the series' scaling, the ridges or ``C``): a value of the search
-    for one of them, other than its default, would reach no setting (or only the
-    settings that do not set it) without a word. Only a value that every setting
-    uses as it is passes.
+    The default grid ``grid`` of ``search`` sets some parameters in its settings (the
+    network's scales, the readout, the series' scaling, the ridges): a value of the
+    estimator for one of them, other than its class's default, would reach no setting
+    (or only the settings that do not set it) without a word. Only a value that every
+    setting uses as it is passes.
     """
-    defaults = init_defaults(search)
+    defaults = init_defaults(base)
     settings = grid if isinstance(grid, list) else [grid]
     keys = dict.fromkeys(k for g in settings for k in g)
     refused = []
     for k in keys:
-        value = getattr(search, k)
+        value = getattr(base, k)
         if same_value(value, defaults.get(k, value)):
             continue
         if not all(k in g and len(g[k]) == 1 and same_value(g[k][0], value)
                    for g in settings):
             refused.append(k)
     if refused:
-        said = ", ".join(f"{k}={getattr(search, k)!r}" for k in refused)
+        said = ", ".join(f"{k}={getattr(base, k)!r}" for k in refused)
         raise ValueError(
-            f"{type(search).__name__}({said}): the default grid (param_grid=None) sets "
-            f"{', '.join(refused)} in its candidates, so this value would not be "
-            f"used. To search with it, give a param_grid that holds it (e.g. "
-            f"param_grid={{{', '.join(f'{k!r}: [{getattr(search, k)!r}]' for k in refused)}"
-            f", ...}}); to search the default grid, leave {', '.join(refused)} at "
+            f"{type(search).__name__}(estimator={type(base).__name__}({said})): the "
+            f"default grid (param_grid=None) sets {', '.join(refused)} in its "
+            f"candidates, so this value would not be used. To search with it, give a "
+            f"param_grid that holds it (e.g. param_grid="
+            f"{{{', '.join(f'{k!r}: [{getattr(base, k)!r}]' for k in refused)}, ...}}); "
+            f"to search the default grid, leave the estimator's {', '.join(refused)} at "
             f"{'its default' if len(refused) == 1 else 'their defaults'}")
 
 

@@ -368,10 +368,6 @@ class BaseKernelSearchCV(BaseEstimator):
         """Return how many settings' best candidates the refit averages (1: the best)."""
         return 1
 
-    def _base_estimator(self):
-        names = self._estimator_class._get_param_names()
-        return self._estimator_class(**{k: getattr(self, k) for k in names})
-
     def _candidates(self, base, grid):
         candidates = list(ParameterGrid(grid))
         if not candidates:
@@ -448,8 +444,8 @@ class BaseKernelSearchCV(BaseEstimator):
         if not base._is_regressor:  # before any candidate runs
             _check_two_classes(np.unique(y))
         if self.param_grid is None:
-            grid = self._default_grid(raw)
-            check_default_grid_values(self, grid)
+            grid = self._default_grid(raw, base)
+            check_default_grid_values(self, base, grid)
         else:
             grid = self.param_grid
         candidates = self._candidates(base, grid)

@@ -4,7 +4,6 @@ Shared by the kernels, the scikit-learn estimators and the finite-width models o
 :mod:`rntk.nn`: one message for one mistake, wherever it is made.
 """
 
-import inspect
 import numbers
 
 import numpy as np
@@ -309,69 +308,6 @@ def store_init_params(est, params):
     for name, value in params.items():
         if name not in ("self", "__class__"):
             setattr(est, name, value)
-
-
-def init_with(params, first=None):
-    """Return an ``__init__`` that records the given parameters, with their signature.
-
-    For estimators whose parameters come from tables (the kernel options, the series
-    preparations) or from another estimator: scikit-learn's ``get_params``,
-    ``set_params`` and ``clone`` read the signature (``__signature__``), and the
-    ``__init__`` records its arguments, as :func:`store_init_params` does.
-
-    Parameters
-    ----------
-    params : list of (str, object)
-        Keyword-only parameters and their defaults, in order.
-    first : tuple of (str, object), default=None
-        One positional-or-keyword parameter before them, and its default.
-
-    Returns
-    -------
-    __init__ : function
-        ``(self, first=..., *, params...)``.
-    """
-    P = inspect.Parameter
-    head = [P("self", P.POSITIONAL_OR_KEYWORD)]
-    if first is not None:
-        head.append(P(first[0], P.POSITIONAL_OR_KEYWORD, default=first[1]))
-    signature = inspect.Signature(head + [P(k, P.KEYWORD_ONLY, default=v) for k, v in params])
-
-    def __init__(self, *args, **kwargs):
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        store_init_params(self, bound.arguments)
-
-    __init__.__signature__ = signature
-    return __init__
-
-
-def derived_init(estimator_class, first, before, after, exclude=()):
-    """Return an ``__init__`` with an estimator's parameters and some of its own around.
-
-    For estimators that wrap another (a search over it): their signature lists the
-    wrapped estimator's parameters (see :func:`init_with`), without retyping them.
-
-    Parameters
-    ----------
-    estimator_class : type
-        The wrapped estimator.
-    first : tuple of (str, object)
-        The one positional-or-keyword parameter and its default.
-    before, after : dict
-        Keyword-only parameters (name: default) before and after the estimator's.
-    exclude : tuple of str, default=()
-        Parameters of the estimator left out (those the wrapper chooses itself).
-
-    Returns
-    -------
-    __init__ : function
-        ``(self, first=..., *, before..., estimator's..., after...)``.
-    """
-    own = [(p.name, p.default)
-           for p in inspect.signature(estimator_class.__init__).parameters.values()
-           if p.name != "self" and p.name not in exclude]
-    return init_with([*before.items(), *own, *after.items()], first)
 
 
 class KernelOverflowError(ValueError, OverflowError):

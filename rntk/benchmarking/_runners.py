@@ -175,12 +175,12 @@ def _run_rntk_estimator(data, protocol, splits, n_jobs, progress):
     """RNTK through ``RNTKClassifierCV`` (one Gram per kernel setting)."""
     P = PROTOCOLS[protocol]
     if splits is None:  # the estimator's default protocol and grid
-        est = RNTKClassifierCV(protocol="loo", normalize=True, n_jobs=n_jobs,
+        est = RNTKClassifierCV(protocol="loo", n_jobs=n_jobs,
                                verbose=0 if progress.quiet else 1)
         inner = "alpha"
     else:
         grid = {**{k: list(v) for k, v in P["rntk"].items()}, "C": list(P["C"])}
-        est = RNTKClassifierCV(param_grid=grid, protocol="paper", cv=splits, normalize=True,
+        est = RNTKClassifierCV(param_grid=grid, protocol="paper", cv=splits,
                                n_jobs=n_jobs, verbose=0 if progress.quiet else 1)
         inner = "C"
     t = time.perf_counter()
