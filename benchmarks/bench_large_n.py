@@ -48,7 +48,8 @@ from unittest.mock import patch
 import numpy as np
 
 from rntk import RNTKClassifierCV
-from rntk.model_selection import DEFAULT_SAME, LARGE_N, LARGE_N_COMPONENTS, unit_rms
+from rntk._model_selection import DEFAULT_SAME, unit_rms
+from rntk._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 
 HERE = Path(__file__).resolve().parent
 KEYS = ["date", "part", "dataset", "n_train", "length", "method", "fit_s", "fit_cpu_s",

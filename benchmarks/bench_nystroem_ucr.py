@@ -49,7 +49,8 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.preprocessing import LabelBinarizer
 from threadpoolctl import threadpool_limits
 
-from rntk import RNTKClassifierCV, RNTKNystroem, SeriesScaler, rntk_diag
+from rntk import RNTKClassifierCV, RNTKNystroem, SeriesScaler
+from rntk._kernels import rntk_diag
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 

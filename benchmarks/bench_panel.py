@@ -51,9 +51,10 @@ sys.path.insert(0, str(HERE))
 from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
 from tune_panel_grid import peer_results  # noqa: E402
 
-from rntk import RNTKClassifierCV, interpolate_missing  # noqa: E402
+from rntk import RNTKClassifierCV
+from rntk._model_selection import DEFAULT_SAME
+from rntk._preprocessing import interpolate_missing
 from rntk.datasets import load_ts, read_tsv  # noqa: E402
-from rntk.model_selection import DEFAULT_SAME  # noqa: E402
 
 
 def _load(name, home):

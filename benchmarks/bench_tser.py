@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from rntk import RNTKRegressorCV
+from rntk._utils import as_sequences
 from rntk.datasets import load_ts
-from rntk.model_selection import as_sequences
 
 HERE = Path(__file__).resolve().parent
 #: The published methods reported beside ours (columns of ``published_rmse.csv``).

@@ -86,12 +86,9 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 
 from rntk import mlp_ntk_kernel  # noqa: E402
-from rntk.model_selection import (  # noqa: E402
-    DEFAULT_ALPHA,  # noqa: E402
-    as_sequences,
-    decision_to_labels,
-    normalize_series,
-)
+from rntk._model_selection._loo import decision_to_labels
+from rntk._utils import as_sequences, normalize_series
+from rntk.model_selection import DEFAULT_ALPHA
 
 #: The default's seven settings: ``LS.SIX`` but the last step (position 0), then the two
 #: shape settings (positions 6 and 7, ``LS.REPLACE``).

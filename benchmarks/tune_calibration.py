@@ -40,7 +40,7 @@ from bench_panel import _load  # noqa: E402
 from tune_panel_grid import panel_names  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
-from rntk.model_selection import decision_log_proba, fit_temperature  # noqa: E402
+from rntk._model_selection._calibration import decision_log_proba, fit_temperature
 
 QUICK_GRID = {"sigma_b": [0.0, 1.0], "alpha": [1e-3, 1e-1]}
 

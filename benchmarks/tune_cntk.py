@@ -42,7 +42,7 @@ import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
 from rntk import BlockMeans, cntk_kernel  # noqa: E402
-from rntk.model_selection import normalize_series  # noqa: E402
+from rntk._utils import normalize_series
 
 #: Steps a series is pooled to, at most.
 MAX_STEPS = 64

@@ -26,15 +26,10 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import RNTKClassifierCV
+from rntk._model_selection import LAST_STEP_GRID, MEAN_NETWORK, mean_readouts
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
-from rntk.model_selection import (
-    DEFAULT_ALPHA,
-    LAST_STEP_GRID,
-    MEAN_NETWORK,
-    default_grid,
-    mean_readouts,
-)
+from rntk.model_selection import DEFAULT_ALPHA, default_grid
 
 SIGMA_B = [0.0, 0.1, 0.5, 2.0]
 ALPHA = {"alpha": list(DEFAULT_ALPHA)}

@@ -8,7 +8,7 @@ every threshold. This script tries, in the quantile setting's place and beside i
 quantile functions of more convolutions: differences ``x_t - x_{t-d}`` (``"d"``) and
 curvatures ``x_{t+d} - 2 x_t + x_{t-d}`` (``"c"``) at several dilations ``d``, each
 scaled to unit RMS, read by the same banded network (``VARIANTS``; ``qd_b`` is what
-``rntk.shape_quantiles`` computes, and 0.4.0's default reads with ``shapes=64``).
+``rntk.ShapeQuantiles`` computes, and 0.4.0's default reads with ``shapes=64``).
 
 Protocol of ``tune_panel_grid.py`` (its ``--cache``, the Grams of the default's other
 six settings with ``precision="auto"``: the last-step setting in float64, the others and
@@ -22,7 +22,7 @@ is read with :func:`rntk.datasets.load_ts` (missing values interpolated).
 
 Writes ``local_shapes.csv`` (per set and variant) and ``local_shapes.md`` (means and the
 per-set differences against the default, with their standard errors) under ``--out``.
-``--replace``: ``qd_c`` (``rntk.octave_shape_quantiles``) beside ``qd_b``, in place of
+``--replace``: ``qd_c`` (``rntk.ShapeQuantiles`` at octaves) beside ``qd_b``, in place of
 ``qd_b`` or of each of the six settings outside the prior pair (``replace.csv``,
 ``replace.md``; how 0.4.0's default came to read both in place of the last-step setting).
 ``--levels``: the default's two shape settings on 32 levels instead of 64, each or both
@@ -47,9 +47,9 @@ import tune_panel_ensembles as E  # noqa: E402
 import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
-from rntk import octave_shape_quantiles, shape_quantiles  # noqa: E402
+from rntk import ShapeQuantiles  # noqa: E402
+from rntk._utils import as_sequences, normalize_series
 from rntk.datasets import load_ts  # noqa: E402
-from rntk.model_selection import as_sequences, normalize_series  # noqa: E402
 
 #: The six settings the default keeps (``tune_panel_grid.py``'s names), and the quantile
 #: setting of 0.3.0 (the seventh).
@@ -202,11 +202,12 @@ def main(argv=None):
 
     def set_grams(name):
         xtr, y, xte, yte = load(name, args.data_home)
-        # the variants the package ships: rntk.shape_quantiles, rntk.octave_shape_quantiles
+        # the variants the package ships: rntk.ShapeQuantiles at (1, 4, 16) and at octaves
         levels = max(2, min(64, max(len(x) for x in xtr)))
-        for key, package in (("qd_b", shape_quantiles), ("qd_c", octave_shape_quantiles)):
+        for key, dilations in (("qd_b", (1, 4, 16)), ("qd_c", (1, 2, 4, 8, 16))):
+            package = ShapeQuantiles(levels, dilations=dilations).fit_transform(xtr[:3])
             np.testing.assert_allclose(signals_quantiles(xtr[:3], levels, VARIANTS[key][1]),
-                                       package(xtr[:3], levels), rtol=1e-9, atol=1e-12)
+                                       package, rtol=1e-9, atol=1e-12)
         # only the Grams the plans read (each one's leave-one-out is computed per split)
         if args.levels:
             G = default_grams(name, (xtr, xte), cache, args.precision)

@@ -68,17 +68,17 @@ from scipy.optimize import nnls
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tune_panel_grid as T  # noqa: E402
 
-from rntk.model_selection import (  # noqa: E402
-    DEFAULT_ALPHA,
+from rntk._estimators._ridge import relative_ridge
+from rntk._model_selection import unit_rms
+from rntk._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
     loo_classification_scores,
     one_vs_all_targets,
-    relative_ridge,
     ridge_dual_fit,
     ridge_loo_predictions,
-    unit_rms,
 )
+from rntk.model_selection import DEFAULT_ALPHA
 
 #: The previous release's default grid in ``tune_panel_grid.py``'s setting names
 #: (``DEFAULT_GRID``'s first six settings: last step, band, level-and-scale band,

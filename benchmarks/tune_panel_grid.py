@@ -51,23 +51,19 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
-from rntk import amplitude_spectrum, interpolate_missing, rntk_kernel, value_quantiles
-from rntk.datasets import read_tsv
-from rntk.model_selection import (
-    DEFAULT_ALPHA,
-    RidgeLOOScorer,
-    as_sequences,
+from rntk import AmplitudeSpectrum, ValueQuantiles, rntk_kernel  # noqa: E402
+from rntk._estimators._ridge import relative_ridge
+from rntk._model_selection import mean_readouts, readout_stride
+from rntk._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
-    mean_readouts,
-    normalize_series,
     one_vs_all_targets,
-    pool_series,
-    readout_stride,
-    relative_ridge,
     ridge_dual_fit,
-    search_grams,
 )
+from rntk._preprocessing import interpolate_missing
+from rntk._utils import as_sequences, normalize_series, pool_series
+from rntk.datasets import read_tsv
+from rntk.model_selection import DEFAULT_ALPHA, RidgeLOOScorer, search_grams
 
 #: Sets of the quick run: small, and covering the kinds of loss of issue 24.
 QUICK = ["ArrowHead", "Beef", "Chinatown", "DodgerLoopWeekend", "FaceFour", "Fungi",
@@ -249,10 +245,11 @@ def setting_inputs(key, data, setting=None):
         bins = 128
         if key.endswith("_short"):  # no more bins than rfft gives the longest series
             bins = min(bins, max(len(x) for x in xtr) // 2 + 1)
-        xtr, xte = (as_sequences(amplitude_spectrum(x, bins), "X") for x in (xtr, xte))
+        spectra = AmplitudeSpectrum(bins)
+        xtr, xte = (as_sequences(spectra.fit_transform(x), "X") for x in (xtr, xte))
     if key in QUANTILE:
         levels = max(2, min(QUANTILE[key], max(len(x) for x in xtr)))
-        xtr, xte = (as_sequences(value_quantiles(x, levels), "X") for x in (xtr, xte))
+        xtr, xte = (as_sequences(ValueQuantiles(levels).fit_transform(x), "X") for x in (xtr, xte))
     if isinstance(pool, str):  # "capN": pool to at most N steps
         pool = max(1, -(-max(len(x) for x in xtr) // int(pool[3:])))
     xtr, xte = (pool_series(normalize_series(x, how), pool) for x in (xtr, xte))

@@ -42,16 +42,14 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 from rntk import rntk_kernel
+from rntk._model_selection import mean_readouts
+from rntk._utils import as_sequences, normalize_series, pool_series
 from rntk.benchmarking import load_paper_table
 from rntk.datasets import list_ucr, load_ucr
 from rntk.model_selection import (
     DEFAULT_ALPHA,
     KernelRidgeClassifier,
     RidgeLOOScorer,
-    as_sequences,
-    mean_readouts,
-    normalize_series,
-    pool_series,
     search_grams,
 )
 

@@ -49,18 +49,15 @@ sys.path.insert(0, str(HERE))
 from bench_tser import dataset_names, default_home  # noqa: E402
 from bench_tser import load as load_set  # noqa: E402
 
-from rntk import amplitude_spectrum, rntk_kernel, value_quantiles  # noqa: E402
-from rntk.model_selection import (  # noqa: E402
+from rntk import AmplitudeSpectrum, ValueQuantiles, rntk_kernel  # noqa: E402
+from rntk._model_selection._scorers import loo_r2
+from rntk._utils import as_sequences, normalize_series, pool_series
+from rntk._utils._sequences import channel_statistics, standardize_channels
+from rntk.model_selection import (
     DEFAULT_REGRESSION_ALPHA,
     KernelRidgeRegressor,
     RidgeLOOScorer,
-    as_sequences,
-    channel_statistics,
     default_regression_grid,
-    loo_r2,
-    normalize_series,
-    pool_series,
-    standardize_channels,
 )
 
 #: Candidate settings: a name of ``REGRESSION_SETTINGS`` and its size (``band_steps``: the
@@ -135,9 +132,9 @@ def _prepare(params, xs, stats):
     if params.get("normalize") == "dataset":
         xs = standardize_channels(xs, *stats)
     if params.get("spectrum"):
-        xs = as_sequences(amplitude_spectrum(xs, params["spectrum"]))
+        xs = as_sequences(AmplitudeSpectrum(params["spectrum"]).fit_transform(xs))
     if params.get("quantiles"):
-        xs = as_sequences(value_quantiles(xs, params["quantiles"]))
+        xs = as_sequences(ValueQuantiles(params["quantiles"]).fit_transform(xs))
     xs = normalize_series(xs, params.get("normalize", False))
     return pool_series(xs, params.get("pool", 1))
 

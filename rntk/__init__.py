@@ -18,40 +18,55 @@ from ._kernels import (
     cntk_kernel,
     mean_sensitivity,
     mlp_ntk_kernel,
-    rntk_diag,
     rntk_kernel,
     scaled_conv_kernel,
     scaled_conv_rho,
     sensitivity,
 )
-from ._model_selection import AveragedClassifier, AveragedRegressor
 from ._nystroem import RNTKNystroem
-from ._preprocessing import (
-    amplitude_spectrum,
-    from_aeon,
-    interpolate_missing,
-    octave_shape_quantiles,
-    shape_quantiles,
-    value_quantiles,
-)
-from ._transformers import (
+from ._preprocessing import from_aeon
+from ._representations import (
     AmplitudeSpectrum,
     BlockMeans,
-    OctaveShapeQuantiles,
     SeriesImputer,
     SeriesScaler,
     ShapeQuantiles,
     ValueQuantiles,
 )
 from ._utils import KernelOverflowError
+from ._utils._removed import removed_attribute
 from ._version import __version__  # noqa: F401  (public)
 
 __all__ = [
-    "RNTK", "RNTKClassifier", "RNTKRegressor", "RNTKClassifierCV", "RNTKRegressorCV",
-    "datasets", "rntk_kernel", "rntk_diag", "mlp_ntk_kernel", "cntk_kernel",
-    "scaled_conv_rho", "scaled_conv_kernel", "ScaledConvNTKRegressor",
-    "sensitivity", "mean_sensitivity", "KernelOverflowError", "SeriesScaler",
-    "as_object_array", "RNTKNystroem", "interpolate_missing", "AveragedClassifier",
-    "AveragedRegressor", "AmplitudeSpectrum", "ValueQuantiles", "ShapeQuantiles", "BlockMeans",
-    "SeriesImputer", "amplitude_spectrum", "value_quantiles", "shape_quantiles", "from_aeon",
-    "OctaveShapeQuantiles", "octave_shape_quantiles"]
+    # estimators
+    "RNTKClassifier", "RNTKClassifierCV", "RNTKRegressor", "RNTKRegressorCV",
+    "ScaledConvNTKRegressor", "RNTKNystroem",
+    # kernels
+    "RNTK", "rntk_kernel", "mlp_ntk_kernel", "cntk_kernel", "scaled_conv_kernel",
+    "scaled_conv_rho", "sensitivity", "mean_sensitivity", "KernelOverflowError",
+    # series: transformers, layouts
+    "SeriesScaler", "SeriesImputer", "AmplitudeSpectrum", "ValueQuantiles", "ShapeQuantiles",
+    "BlockMeans", "from_aeon", "as_object_array",
+    # data
+    "datasets",
+]
+
+#: Names public until 0.4, and what replaces them.
+_REMOVED = {
+    "rntk_diag": "rntk.RNTK(...).diag(X) (the same values: the kernel of each series "
+                 "with itself)",
+    "interpolate_missing": "rntk.SeriesImputer().fit_transform(X), or missing='interpolate' "
+                           "on the estimators and loaders",
+    "amplitude_spectrum": "rntk.AmplitudeSpectrum(n_bins).fit_transform(X)",
+    "value_quantiles": "rntk.ValueQuantiles(n_levels).fit_transform(X)",
+    "shape_quantiles": "rntk.ShapeQuantiles(n_levels).fit_transform(X)",
+    "octave_shape_quantiles": "rntk.ShapeQuantiles(n_levels, dilations=(1, 2, 4, 8, 16))"
+                              ".fit_transform(X)",
+    "OctaveShapeQuantiles": "rntk.ShapeQuantiles(n_levels, dilations=(1, 2, 4, 8, 16))",
+    "AveragedClassifier": "rntk.model_selection.AveragedClassifier",
+    "AveragedRegressor": "rntk.model_selection.AveragedRegressor",
+}
+
+
+def __getattr__(name):
+    raise removed_attribute(__name__, name, _REMOVED)

@@ -6,7 +6,7 @@ value of the RNTK paper's Table 2. The default protocol selects kernel ridge on 
 RNTK by exact leave-one-out (a second); ``--protocol paper`` runs the paper's
 (C-SVM, 10-fold cross-validation over the Appendix A.1 grid, unit-norm series;
 ``--quick`` uses a small grid). Missing values inside series are filled by linear
-interpolation (:func:`rntk.interpolate_missing`), as in ``rntk-ucr``.
+interpolation (:class:`rntk.SeriesImputer`), as in ``rntk-ucr``.
 """
 
 import argparse

@@ -5,30 +5,19 @@ and a ridge (or ``C``) with the engine below; these are its public pieces, for a
 of one's own, as :mod:`sklearn.model_selection` exposes the parts of ``GridSearchCV``.
 
 Search
-    :func:`search_grams` cross-validates candidates that share Grams (tie-breaks
-    within :data:`TIE_RTOL` of each other are ties, decided by candidate order);
+    :func:`search_grams` cross-validates candidates that share Grams;
     :class:`RidgeLOOScorer` scores every ridge of a Gram by exact leave-one-out;
     :class:`SVCFoldScorer` scores an SVC on one fold.
-Classifier, regressor and ridge algebra
-    :class:`KernelRidgeClassifier` (one-vs-all least squares on a precomputed kernel),
-    :class:`KernelRidgeRegressor` (with an intercept, clipped), :func:`loo_r2`,
-    :func:`constant_loo_predictions`, :func:`clip_loo_predictions`;
-    probabilities from decision values: :func:`fit_temperature`, :func:`decision_proba`,
-    :func:`decision_log_proba`,
-    :func:`relative_ridge`, :func:`eigh_gram`, :func:`ridge_dual_fit`,
-    :func:`ridge_loo_predictions`, :func:`loo_classification_scores`,
-    :func:`one_vs_all_targets`, :func:`decision_to_labels`.
+Models on a precomputed kernel
+    :class:`KernelRidgeClassifier` (one-vs-all least squares with an unpenalised
+    intercept), :class:`KernelRidgeRegressor` (with an intercept, clipped);
+    :class:`AveragedClassifier` and :class:`AveragedRegressor`, what the searches refit
+    with ``n_average > 1``.
 Grids
-    :data:`DEFAULT_GRID`, :data:`DEFAULT_ALPHA`, :data:`LAST_STEP_GRID`,
-    :data:`MEAN_NETWORK`, :data:`PAPER_GRID`, :data:`DEFAULT_SAME`, :func:`default_grid`,
-    :func:`mean_readouts`, :func:`readout_stride`, :func:`unit_rms`;
-    :data:`REGRESSION_SETTINGS`, :data:`DEFAULT_REGRESSION_SETTINGS`,
-    :data:`DEFAULT_REGRESSION_ALPHA`, :data:`DEFAULT_REGRESSION_N_AVERAGE`,
-    :func:`default_regression_grid`.
-Series preparation
-    :func:`as_sequences`, :func:`normalize_series`, :func:`pool_series`,
-    :func:`channel_statistics`, :func:`standardize_channels`: the layout the kernels
-    take and the estimators' ``normalize`` and ``pool`` parameters.
+    :func:`default_grid` and :func:`default_regression_grid` (the searches' default
+    grids for given series lengths), :data:`DEFAULT_ALPHA` and
+    :data:`DEFAULT_REGRESSION_ALPHA` (their ridges), :data:`PAPER_GRID` (the RNTK
+    paper's kernel grid).
 
 Examples
 --------
@@ -48,55 +37,50 @@ Examples
 ['alpha', 'sigma_b']
 """
 
-from ._estimators._ridge import KernelRidgeClassifier, KernelRidgeRegressor, relative_ridge
+from ._estimators._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._model_selection import (
     DEFAULT_ALPHA,
-    DEFAULT_GRID,
     DEFAULT_REGRESSION_ALPHA,
-    DEFAULT_REGRESSION_N_AVERAGE,
-    DEFAULT_REGRESSION_SETTINGS,
-    DEFAULT_SAME,
-    LAST_STEP_GRID,
-    MEAN_NETWORK,
     PAPER_GRID,
-    REGRESSION_SETTINGS,
-    TIE_RTOL,
+    AveragedClassifier,
+    AveragedRegressor,
     RidgeLOOScorer,
     SVCFoldScorer,
     default_grid,
     default_regression_grid,
-    mean_readouts,
-    readout_stride,
     search_grams,
-    unit_rms,
 )
-from ._model_selection._calibration import decision_log_proba, decision_proba, fit_temperature
-from ._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
-from ._model_selection._loo import (
-    clip_loo_predictions,
-    constant_loo_predictions,
-    decision_to_labels,
-    eigh_gram,
-    loo_classification_scores,
-    one_vs_all_targets,
-    ridge_dual_fit,
-    ridge_loo_predictions,
-)
-from ._model_selection._scorers import loo_r2
-from ._utils import as_sequences, normalize_series, pool_series
-from ._utils._sequences import channel_statistics, standardize_channels
+from ._utils._removed import removed_attribute
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "LARGE_N",
-           "DEFAULT_REGRESSION_ALPHA", "DEFAULT_REGRESSION_N_AVERAGE",
-           "DEFAULT_REGRESSION_SETTINGS", "REGRESSION_SETTINGS", "default_regression_grid",
-           "KernelRidgeRegressor", "clip_loo_predictions", "constant_loo_predictions", "loo_r2",
-           "channel_statistics", "standardize_channels", "fit_temperature",
-           "decision_proba", "decision_log_proba",
-           "LARGE_N_COMPONENTS",
-           "MEAN_NETWORK", "PAPER_GRID",
-           "KernelRidgeClassifier", "RidgeLOOScorer", "SVCFoldScorer", "as_sequences",
-           "decision_to_labels", "default_grid", "eigh_gram", "loo_classification_scores",
-           "mean_readouts",
-           "normalize_series", "one_vs_all_targets", "pool_series", "readout_stride",
-           "relative_ridge",
-           "ridge_dual_fit", "ridge_loo_predictions", "search_grams", "TIE_RTOL", "unit_rms"]
+__all__ = ["AveragedClassifier", "AveragedRegressor", "DEFAULT_ALPHA",
+           "DEFAULT_REGRESSION_ALPHA", "KernelRidgeClassifier", "KernelRidgeRegressor",
+           "PAPER_GRID", "RidgeLOOScorer", "SVCFoldScorer", "default_grid",
+           "default_regression_grid", "search_grams"]
+
+#: Internals of the search public until 0.4 (what the benchmark studies read). They are
+#: in ``rntk._model_selection`` and ``rntk._utils``, which are not API and may change.
+_INTERNALS = ("DEFAULT_GRID", "DEFAULT_SAME", "LAST_STEP_GRID", "LARGE_N", "LARGE_N_COMPONENTS",
+              "DEFAULT_REGRESSION_N_AVERAGE", "DEFAULT_REGRESSION_SETTINGS",
+              "REGRESSION_SETTINGS", "MEAN_NETWORK", "TIE_RTOL", "clip_loo_predictions",
+              "constant_loo_predictions", "loo_r2", "fit_temperature", "decision_proba",
+              "decision_log_proba", "relative_ridge", "eigh_gram", "ridge_dual_fit",
+              "ridge_loo_predictions", "loo_classification_scores", "one_vs_all_targets",
+              "decision_to_labels", "mean_readouts", "readout_stride", "unit_rms",
+              "as_sequences", "normalize_series", "pool_series", "channel_statistics",
+              "standardize_channels")
+_REMOVED = {name: "the search's parameters and attributes instead (it is an internal of "
+                  "the search, no longer API)" for name in _INTERNALS}
+_REMOVED.update({
+    "DEFAULT_GRID": "default_grid(lengths) (the default grid depends on the series lengths)",
+    "LARGE_N": "the searches' large_n='auto' (documented there)",
+    "LARGE_N_COMPONENTS": "the searches' n_components",
+    "loo_r2": "the search's best_score_ (the leave-one-out R^2) or sklearn.metrics.r2_score",
+    "decision_proba": "predict_proba of the estimators",
+    "decision_log_proba": "predict_log_proba of the estimators",
+    "unit_rms": "rntk.SeriesScaler('rms') to scale series to unit RMS",
+    "as_sequences": "the estimators, which take every layout; rntk.from_aeon for aeon's",
+})
+
+
+def __getattr__(name):
+    raise removed_attribute(__name__, name, _REMOVED)

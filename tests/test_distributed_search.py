@@ -237,8 +237,8 @@ def test_features_on_disk_are_read_back_or_computed_again(rng):
     """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
     from rntk import RNTKNystroem
     from rntk._model_selection._cluster import _first_pass, _second_pass
+    from rntk._model_selection._loo import one_vs_all_targets
     from rntk._model_selection._on_workers import loo_of
-    from rntk.model_selection import one_vs_all_targets
     X = rng.normal(size=(30, 8))
     labels = np.arange(30) % 3
     classes, y = one_vs_all_targets(labels)
@@ -285,7 +285,7 @@ def test_a_file_of_features_travels_light_and_finds_its_block_again(client, rng)
 
     from rntk import RNTKNystroem
     from rntk._model_selection._cluster import _block_features, _first_pass, _item_ref
-    from rntk.model_selection import one_vs_all_targets
+    from rntk._model_selection._loo import one_vs_all_targets
     X = rng.normal(size=(400, 50))
     targets = ((np.arange(400) % 2).astype(np.uint8)[40:], one_vs_all_targets([0, 1])[1])
     nys = RNTKNystroem(n_components=40, random_state=0).fit(X[:40])
@@ -438,7 +438,7 @@ def test_the_workers_hold_a_class_code_per_series_not_its_targets(client, data):
     # held for the whole fit, the targets and labels were n x (n_targets + 1) floats over
     # the workers (40 MB at a million series of 4 classes); a byte per series now
     from rntk._model_selection._cluster import BoundSeries, ClusterFeaturePath
-    from rntk.model_selection import one_vs_all_targets
+    from rntk._model_selection._loo import one_vs_all_targets
     X, y, *_ = data
     labels = np.array(["ant", "bee", "cow"])[y]
     series = BoundSeries(SeriesBlocks.from_array(X, block_size=40))

@@ -162,7 +162,8 @@ def test_first_run_times_agree():
 
 
 def test_kernel_setting_counts_match_the_default_grid():
-    from rntk.model_selection import DEFAULT_ALPHA, DEFAULT_GRID
+    from rntk._model_selection import DEFAULT_GRID
+    from rntk.model_selection import DEFAULT_ALPHA
 
     texts = {p: (ROOT / p).read_text(encoding="utf-8")
              for p in ("README.md", "docs/getting_started.md", "docs/user_guide/estimators.md")}

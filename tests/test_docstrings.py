@@ -52,7 +52,8 @@ def test_fill_doc_indents_a_piece_like_its_field():
 
 def test_shared_docstring_pieces_read_as_before():
     # the parallel docstrings assembled from DOC pieces keep their exact text
-    from rntk import AveragedClassifier, RNTKClassifierCV, RNTKNystroem
+    from rntk import RNTKClassifierCV, RNTKNystroem
+    from rntk.model_selection import AveragedClassifier
 
     for method in (RNTKClassifierCV.decision_function, AveragedClassifier.decision_function):
         assert ("    Parameters\n        ----------\n        X : array-like or list of "

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from rntk import RNTKClassifier, RNTKClassifierCV, rntk_diag, rntk_kernel
+from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel
+from rntk._kernels import rntk_diag
 from tests.reference import family_gram
 from tests.wide_networks import assert_wide_networks_converge
 

@@ -10,9 +10,9 @@ from rntk import (
     RNTKRegressor,
     ScaledConvNTKRegressor,
     SeriesScaler,
-    interpolate_missing,
     rntk_kernel,
 )
+from rntk._preprocessing import interpolate_missing
 from rntk.datasets import list_ucr, load_ucr
 
 nan = np.nan

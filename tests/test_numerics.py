@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rntk import RNTK, KernelOverflowError, as_object_array, rntk_diag, rntk_kernel
+from rntk import RNTK, KernelOverflowError, as_object_array, rntk_kernel
+from rntk._kernels import rntk_diag
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference as ref  # noqa: E402

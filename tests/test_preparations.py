@@ -1,5 +1,7 @@
 """The table of series preparations, its public transforms and their transformers."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from sklearn.pipeline import make_pipeline
@@ -9,34 +11,36 @@ import rntk
 from rntk import (
     AmplitudeSpectrum,
     BlockMeans,
-    OctaveShapeQuantiles,
     RNTKClassifier,
     RNTKRegressor,
     SeriesImputer,
     ShapeQuantiles,
     ValueQuantiles,
-    amplitude_spectrum,
-    interpolate_missing,
-    octave_shape_quantiles,
-    shape_quantiles,
-    value_quantiles,
 )
-from rntk._utils._preparations import (
+from rntk._preprocessing import interpolate_missing
+from rntk._representations._table import (
     PREPARATION_DEFAULTS,
     PREPARATION_NAMES,
     PREPARATIONS,
     REPRESENTATIONS,
     prepare_series,
 )
-from rntk.model_selection import as_sequences, normalize_series, pool_series
+from rntk._utils import as_sequences, normalize_series, pool_series
+from tests.transforms import (
+    amplitude_spectrum,
+    octave_shape_quantiles,
+    shape_quantiles,
+    value_quantiles,
+)
 
-#: Each integer preparation: its public transform, the transform's size argument, the
-#: transformer.
-TRANSFORMS = {"spectrum": (amplitude_spectrum, "n_bins", AmplitudeSpectrum),
-              "quantiles": (value_quantiles, "n_levels", ValueQuantiles),
-              "shapes": (shape_quantiles, "n_levels", ShapeQuantiles),
-              "octave_shapes": (octave_shape_quantiles, "n_levels", OctaveShapeQuantiles),
-              "pool": (None, "pool", BlockMeans)}
+#: The transformer of ``octave_shapes``.
+OctaveShapeQuantiles = partial(ShapeQuantiles, dilations=(1, 2, 4, 8, 16))
+#: Each integer preparation: its transformer's size argument, the transformer.
+TRANSFORMS = {"spectrum": ("n_bins", AmplitudeSpectrum),
+              "quantiles": ("n_levels", ValueQuantiles),
+              "shapes": ("n_levels", ShapeQuantiles),
+              "octave_shapes": ("n_levels", OctaveShapeQuantiles),
+              "pool": ("pool", BlockMeans)}
 
 
 def test_every_estimator_takes_every_preparation_with_the_tables_constraint():
@@ -56,26 +60,24 @@ def test_every_estimator_takes_every_preparation_with_the_tables_constraint():
     (0, ValueError, "at least"), (2.5, TypeError, "an int"), (True, TypeError, "an int")])
 def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
     """The public transform, its transformer and the estimators refuse a bad size."""
-    function, arg, transformer = TRANSFORMS[name]
+    arg, transformer = TRANSFORMS[name]
     X = rng.normal(size=(4, 8))
-    if function is not None:
-        with pytest.raises(error, match=f"{arg} must be {match}"):
-            function(X, **{arg: bad})
     with pytest.raises((ValueError, TypeError), match=arg):
         transformer(**{arg: bad}).fit_transform(X)
     with pytest.raises((ValueError, TypeError), match=name):
         RNTKClassifier(**{name: bad}).fit(X, [0, 1, 0, 1])
 
 
-@pytest.mark.parametrize("function", [amplitude_spectrum, value_quantiles, shape_quantiles,
-                                      octave_shape_quantiles])
-def test_bad_series_are_refused_before_the_transform(rng, function):
+@pytest.mark.parametrize("transformer", [AmplitudeSpectrum(4), ValueQuantiles(4),
+                                         ShapeQuantiles(4), OctaveShapeQuantiles(n_levels=4)])
+def test_bad_series_are_refused_before_the_transform(rng, transformer):
+    function = transformer.fit_transform
     X = rng.normal(size=(3, 8))
     X[1, 3] = np.nan
     with pytest.raises(ValueError, match="NaN|missing"):
         function(X)
     X[1, 3] = np.inf
-    with pytest.raises(ValueError, match="infinite"):
+    with pytest.raises(ValueError, match="infinite|infinity"):
         function(X)
 
 
@@ -154,7 +156,7 @@ def _expected_failures(est):
 
 @parametrize_with_checks(
     [AmplitudeSpectrum(n_bins=8), ValueQuantiles(n_levels=8), ShapeQuantiles(n_levels=8),
-     OctaveShapeQuantiles(n_levels=8), BlockMeans(pool=2),
+     ShapeQuantiles(n_levels=8, dilations=(1, 2, 4, 8, 16)), BlockMeans(pool=2),
      SeriesImputer()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

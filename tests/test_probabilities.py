@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-from rntk import AveragedClassifier, RNTKClassifier, RNTKClassifierCV, rntk_kernel
-from rntk.model_selection import eigh_gram, one_vs_all_targets, ridge_loo_predictions
+from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel
+from rntk._model_selection._loo import eigh_gram, one_vs_all_targets, ridge_loo_predictions
+from rntk.model_selection import AveragedClassifier
 from tests.reference import ridge_loo_by_refits
 from tests.test_model_selection import _waves
 

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel, value_quantiles
+from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel
 from tests.reference import family_gram
+from tests.transforms import value_quantiles
 from tests.wide_networks import assert_wide_networks_converge
 
 

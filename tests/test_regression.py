@@ -5,16 +5,15 @@ import numpy as np
 import pytest
 from sklearn.kernel_ridge import KernelRidge
 
-import rntk
-from rntk import AveragedRegressor, RNTKRegressor, RNTKRegressorCV, rntk_kernel
+from rntk import RNTKRegressor, RNTKRegressorCV, rntk_kernel
+from rntk._model_selection import DEFAULT_REGRESSION_N_AVERAGE, DEFAULT_REGRESSION_SETTINGS
+from rntk._utils import as_sequences
+from rntk._utils._sequences import channel_statistics, standardize_channels
 from rntk.model_selection import (
     DEFAULT_REGRESSION_ALPHA,
-    DEFAULT_REGRESSION_N_AVERAGE,
-    DEFAULT_REGRESSION_SETTINGS,
+    AveragedRegressor,
     KernelRidgeRegressor,
-    channel_statistics,
     default_regression_grid,
-    standardize_channels,
 )
 from tests.reference import rntk_gram
 
@@ -230,7 +229,7 @@ def test_gram_of_the_tuning_script_matches_the_estimator(rng):
     tune = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tune)
     X, y = _data(rng, n=8, T=40)
-    xs = rntk.model_selection.as_sequences(X)
+    xs = as_sequences(X)
     stats = channel_statistics(xs)
     for key in ("spectrum64", "band64", "quantiles32", "pool8", "band64_rms", "pool4_raw",
                 "band64_diff"):

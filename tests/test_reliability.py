@@ -13,10 +13,10 @@ from rntk import (
     RNTKClassifierCV,
     RNTKRegressor,
     mlp_ntk_kernel,
-    rntk_diag,
     rntk_kernel,
 )
-from rntk.model_selection import normalize_series
+from rntk._kernels import rntk_diag
+from rntk._utils import normalize_series
 from tests.reference import rntk_gram
 
 

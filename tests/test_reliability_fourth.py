@@ -11,19 +11,13 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.pipeline import make_pipeline
 
 import rntk
-from rntk import (
-    AveragedClassifier,
-    AveragedRegressor,
-    RNTKClassifier,
-    RNTKClassifierCV,
-    RNTKRegressor,
-    RNTKRegressorCV,
-    rntk_kernel,
-)
-from rntk.model_selection import loo_r2
+from rntk import RNTKClassifier, RNTKClassifierCV, RNTKRegressor, RNTKRegressorCV, rntk_kernel
+from rntk._model_selection._scorers import loo_r2
+from rntk.model_selection import AveragedClassifier, AveragedRegressor
 
 TRANSFORMERS = [rntk.SeriesScaler(), rntk.SeriesImputer(), rntk.AmplitudeSpectrum(8),
-                rntk.ValueQuantiles(8), rntk.ShapeQuantiles(8), rntk.OctaveShapeQuantiles(8),
+                rntk.ValueQuantiles(8), rntk.ShapeQuantiles(8),
+                rntk.ShapeQuantiles(n_levels=8, dilations=(1, 2, 4, 8, 16)),
                 rntk.BlockMeans()]
 
 

@@ -7,7 +7,8 @@ import numba
 import numpy as np
 import pytest
 
-from rntk import rntk_diag, rntk_kernel
+from rntk import rntk_kernel
+from rntk._kernels import rntk_diag
 
 
 @pytest.fixture

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from rntk import rntk_diag, rntk_kernel
+from rntk import rntk_kernel
 from rntk._kernels import _rntk as engine
+from rntk._kernels import rntk_diag
 
 from .reference import mean_readout_gram, rntk_gram
 

@@ -1,24 +1,21 @@
 """The local-shape representations (``shapes=``, ``octave_shapes=``): the transforms, their
 kernel, wide networks."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 
-from rntk import (
-    OctaveShapeQuantiles,
-    RNTKClassifier,
-    RNTKClassifierCV,
-    ShapeQuantiles,
-    octave_shape_quantiles,
-    rntk_kernel,
-    shape_quantiles,
-)
-from rntk._model_selection import DEFAULT_SETTINGS, OCTAVE_LEVELS, SHAPE_LEVELS
-from rntk.model_selection import MEAN_NETWORK, default_grid
+from rntk import RNTKClassifier, RNTKClassifierCV, ShapeQuantiles, rntk_kernel
+from rntk._model_selection import DEFAULT_SETTINGS, MEAN_NETWORK, OCTAVE_LEVELS, SHAPE_LEVELS
+from rntk.model_selection import default_grid
 from tests.reference import family_gram
 from tests.test_quantiles import SPEC, _quantile_by_hand, _rms_scaled
+from tests.transforms import octave_shape_quantiles, shape_quantiles
 from tests.wide_networks import assert_wide_networks_converge
 
+#: The transformer of ``octave_shapes``.
+OctaveShapeQuantiles = partial(ShapeQuantiles, dilations=(1, 2, 4, 8, 16))
 #: Each representation: its transform, its transformer, its dilations, its signals.
 SHAPES = {"shapes": (shape_quantiles, ShapeQuantiles, (1, 4, 16), 7),
           "octave_shapes": (octave_shape_quantiles, OctaveShapeQuantiles, (1, 2, 4, 8, 16), 11)}
@@ -48,7 +45,7 @@ def test_the_quantile_functions_by_hand(rng, name):
                 np.testing.assert_allclose(q[:, 2 * k + c], _quantile_by_hand(signal, 7),
                                            rtol=1e-12, atol=1e-12)
     # the values and first differences are those of value_quantiles
-    from rntk import value_quantiles
+    from tests.transforms import value_quantiles
 
     V = value_quantiles(X, n_levels=7)
     np.testing.assert_allclose(Q[:, :, :4], V, rtol=1e-12, atol=1e-12)

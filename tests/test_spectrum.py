@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from rntk import RNTKClassifier, RNTKClassifierCV, amplitude_spectrum, rntk_kernel
+from rntk import RNTKClassifier, RNTKClassifierCV, rntk_kernel
 from tests.reference import family_gram
+from tests.transforms import amplitude_spectrum
 from tests.wide_networks import assert_wide_networks_converge
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import rntk
-from rntk._kernels import KERNELS, RNTK_DEFAULTS, RNTK_PARAM_NAMES
+from rntk._kernels import KERNELS, RNTK_DEFAULTS, RNTK_PARAM_NAMES, rntk_diag
 from rntk._model_selection import SVCFoldScorer, search_grams
 
 PACKAGE = Path(rntk.__file__).resolve().parent
@@ -22,7 +22,7 @@ def _signature_defaults(func):
 
 
 @pytest.mark.parametrize("func", [
-    rntk.rntk_kernel, rntk.rntk_diag, rntk.RNTK.__init__, rntk.RNTKClassifier.__init__,
+    rntk.rntk_kernel, rntk_diag, rntk.RNTK.__init__, rntk.RNTKClassifier.__init__,
     rntk.RNTKRegressor.__init__, rntk.sensitivity, rntk.mean_sensitivity,
     rntk.RNTKNystroem.__init__,
 ], ids=lambda f: f.__qualname__)
@@ -238,14 +238,14 @@ def _called_names(path):
 
 #: Lines that check or spell out an option outside its table: the kernel options' values
 #: (``resolve_params`` in ``_kernels/_params.py`` checks them), the preparations' names,
-#: constraints and values (``_utils/_preparations.py``), and ``missing``'s choices.
+#: constraints and values (``_representations/_table.py``), and ``missing``'s choices.
 SCATTERED = re.compile(
     r"not in (ACTIVATIONS|KINDS|DIRECTIONS|READOUTS)\b|"
     r"StrOptions\(set\((MISSING|NORMALIZATIONS)\)\)|missing not in|"
     r"getattr\([^)]*[\"'](normalize|pool|spectrum|quantiles)[\"']|"
     r"[\"'](spectrum|quantiles|pool)[\"']\s*:\s*\[Interval|"
     r"\([\"']normalize[\"'], [\"']pool[\"']|[\"']spectrum[\"'], [\"']quantiles[\"']\)")
-TABLES = ("_kernels/_params.py", "_utils/_preparations.py", "_utils/_sequences.py")
+TABLES = ("_kernels/_params.py", "_representations/_table.py", "_utils/_sequences.py")
 
 
 def test_the_options_are_checked_at_one_place():

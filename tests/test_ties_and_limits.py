@@ -12,16 +12,12 @@ import numpy as np
 import pytest
 
 import rntk
-from rntk import (
-    RNTKClassifier,
-    RNTKClassifierCV,
-    SeriesScaler,
-    amplitude_spectrum,
-    value_quantiles,
-)
+import rntk.model_selection
+from rntk import RNTKClassifier, RNTKClassifierCV, SeriesScaler
 from rntk._model_selection import DEFAULT_PRIOR
 from rntk.datasets import load_ts, load_ucr
 from rntk.model_selection import KernelRidgeClassifier, search_grams
+from tests.transforms import amplitude_spectrum, value_quantiles
 
 # -- ties: grid order, not rounding ----------------------------------------------------
 
@@ -251,7 +247,7 @@ def test_main_job_says_what_it_fitted(capsys):
     assert out.count("LOO accuracy") >= 2
     X, y, X_test, y_test = load_ucr("Coffee")
     search = RNTKClassifierCV().fit(X, y)
-    assert isinstance(search.best_estimator_, rntk.AveragedClassifier)
+    assert isinstance(search.best_estimator_, rntk.model_selection.AveragedClassifier)
     assert search.score(X_test, y_test) == pytest.approx(accuracy)
     for k, params in enumerate(dict.fromkeys(map(repr, search.averaged_params_)), 1):
         assert f"  {k}. " in out

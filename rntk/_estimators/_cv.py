@@ -15,8 +15,8 @@ from .._model_selection import BaseKernelSearchCV, SVCFoldScorer, _grids, kernel
 from .._model_selection._candidates import init_defaults, same_value
 from .._model_selection._features import LARGE_N_CONSTRAINTS
 from .._model_selection._screen import SCREEN_CONSTRAINTS
+from .._representations import PREPARATION_NAMES, REPRESENTATIONS
 from .._utils import DOC, check_int, fill_doc
-from .._utils._preparations import PREPARATION_NAMES, REPRESENTATIONS
 from .._utils._validation import store_init_params
 from ._ridge import KernelRidgeClassifier, KernelRidgeRegressor
 from ._rntk import RNTKClassifier, RNTKRegressor
@@ -216,7 +216,7 @@ See Also
 _CLASSIFIER_REFITTED = """RNTKClassifier or AveragedClassifier
     What ``predict`` uses (if ``refit``): with ``n_average`` 1, the best candidate
     (``best_params_``) refitted on all data, a :class:`RNTKClassifier`; with more (the
-    default grid's 3), an :class:`rntk.AveragedClassifier` of the members listed in
+    default grid's 3), an :class:`rntk.model_selection.AveragedClassifier` of the members listed in
     ``averaged_params_``, each a :class:`RNTKClassifier` refitted on all data, so that
     its predictions differ from those of ``best_params_`` alone. Above ``large_n``,
     each refitted classifier has the landmarks as its training series.
@@ -228,7 +228,8 @@ averaged_params_ : list of dict
 _REGRESSOR_REFITTED = """RNTKRegressor or AveragedRegressor
     What ``predict`` uses (if ``refit``): with ``n_average`` 1, the best candidate
     refitted on all data, a :class:`RNTKRegressor`; with more (the default grid's 2),
-    an :class:`rntk.AveragedRegressor` of the members listed in ``averaged_params_``.
+    an :class:`rntk.model_selection.AveragedRegressor` of the members listed in
+    ``averaged_params_``.
     With the exact leave-one-out, the mean of the targets (an ``alpha=inf`` candidate
     of the grid) where what would be refitted does not beat it.
 averaged_params_ : list of dict
@@ -298,11 +299,11 @@ class RNTKClassifierCV(_RefuseRemoved, ClassifierMixin, BaseKernelSearchCV):
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the decision functions of
         the best candidates of this many kernel settings (each setting's best ridge,
-        ranked as ``best_params_``; an :class:`rntk.AveragedClassifier`, parameters in
-        ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (3) with the default
+        ranked as ``best_params_``; an :class:`rntk.model_selection.AveragedClassifier`,
+        parameters in ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (3) with the default
         grid, 1 (the best candidate alone) with a given ``param_grid``. With the
         default grid on training series that all have unit RMS already
-        (:func:`rntk.model_selection.unit_rms`), the banded level-and-scale setting is
+        (a root-mean-square of 1 per step), the banded level-and-scale setting is
         the banded setting (``DEFAULT_SAME``): scored, refitted and listed as it, so
         the banded member may count twice.
     large_n : "auto", int or None, default="auto"
@@ -513,7 +514,7 @@ class RNTKRegressorCV(_RefuseRemoved, MultiOutputMixin, RegressorMixin, BaseKern
     n_average : int, default=None
         With ``protocol="loo"``: the refitted model averages the predictions of the
         best candidates of this many kernel settings (each setting's best ridge, ranked
-        by leave-one-out ``R^2``; an :class:`rntk.AveragedRegressor`, parameters in
+        by leave-one-out ``R^2``; an :class:`rntk.model_selection.AveragedRegressor`, parameters in
         ``averaged_params_``). ``None``: ``DEFAULT_REGRESSION_N_AVERAGE`` (2) with the
         default grid, 1 with a given ``param_grid``.
     large_n : "auto", int or None, default="auto"

@@ -13,8 +13,8 @@ from sklearn.utils import check_array
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._kernels import scaled_conv_kernel
+from .._representations import MISSING_CONSTRAINT
 from .._utils import DOC, fill_doc
-from .._utils._preparations import MISSING_CONSTRAINT
 from ._base import PrecomputedSequenceEstimator
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only

@@ -554,7 +554,8 @@ def rntk_diag(X: Sequences, *, n_layers: int = _D["n_layers"], sigma_w: Scale = 
     Examples
     --------
     >>> import numpy as np
-    >>> from rntk import rntk_diag, rntk_kernel
+    >>> from rntk import rntk_kernel
+    >>> from rntk._kernels import rntk_diag
     >>> X = np.random.default_rng(0).normal(size=(4, 6))
     >>> bool(np.allclose(rntk_diag(X), np.diag(rntk_kernel(X))))
     True

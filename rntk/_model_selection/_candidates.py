@@ -142,7 +142,7 @@ def same_settings(grid, candidates, groups, names):
 
     Returns ``({group: group}, {candidate: candidate})`` for the settings of the default
     grid (named ``names``, in order) that are another of its settings on unit-RMS series
-    (see :func:`rntk.model_selection.unit_rms`); empty where the grid's groups do not
+    (series of unit RMS, ``_grids.unit_rms``); empty where the grid's groups do not
     line up with its settings, or the other setting is not in the grid.
     """
     starts = _setting_starts(grid)

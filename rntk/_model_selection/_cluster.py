@@ -20,8 +20,8 @@ import numpy as np
 from sklearn.base import clone
 
 from .._nystroem import RNTKNystroem
+from .._representations import fit_preparations
 from .._utils import KernelOverflowError, as_sequences, check_int, fill_doc
-from .._utils._preparations import fit_preparations
 from .._utils._sequences import check_missing
 from ._features import (
     LANDMARK_SEED,

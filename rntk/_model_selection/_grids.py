@@ -12,8 +12,8 @@ import math
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from .._representations import PREPARATION_CONSTRAINTS
 from .._utils import fill_doc
-from .._utils._preparations import PREPARATION_CONSTRAINTS
 
 __all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SETTINGS",
            "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
@@ -106,13 +106,13 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #:   readouts;
 #: * the spectral setting: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading each
 #:   series' amplitude spectrum (``spectrum``: at most ``SPECTRUM_BINS`` frequencies,
-#:   see :func:`rntk.amplitude_spectrum`), scaled to unit RMS;
+#:   see :class:`rntk.AmplitudeSpectrum`), scaled to unit RMS;
 #: * the two shape settings: ``MEAN_NETWORK`` with the band ``MEAN_BAND`` reading the
 #:   quantile functions of each series' values, and of its slopes and curvatures at 1,
 #:   4 and 16 steps (``shapes``: at most ``SHAPE_LEVELS`` levels, see
-#:   :func:`rntk.shape_quantiles`), and at every octave from 1 to 16 steps
+#:   :class:`rntk.ShapeQuantiles`), and at every octave from 1 to 16 steps
 #:   (``octave_shapes``: at most ``OCTAVE_LEVELS`` levels, see
-#:   :func:`rntk.octave_shape_quantiles`), each scaled to unit RMS:
+#:   :class:`rntk.ShapeQuantiles` at 1, 2, 4, 8 and 16 steps), each scaled to unit RMS:
 #:   the distribution of the values and of the local shapes, whatever their place in
 #:   time;
 #:

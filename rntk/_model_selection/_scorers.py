@@ -197,7 +197,7 @@ class RidgeLOOScorer:
     """Gram scorer of the search engine: exact leave-one-out of kernel ridge.
 
     One eigendecomposition of the training Gram gives the LOO score of every ridge
-    ``alpha`` of the candidates that share it (:func:`rntk.model_selection.eigh_gram`).
+    ``alpha`` of the candidates that share it (``eigh_gram``).
 
     Parameters
     ----------
@@ -211,7 +211,7 @@ class RidgeLOOScorer:
         :class:`rntk.model_selection.KernelRidgeRegressor`), scored by the LOO ``R^2``
         (``1 - PRESS / SS_tot`` per target, averaged over targets). ``alpha=inf`` is
         the mean of the targets, whose LOO is closed form
-        (:func:`rntk.model_selection.constant_loo_predictions`): a candidate every
+        (``constant_loo_predictions``): a candidate every
         regression search can fall back on.
     """
 

@@ -29,8 +29,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from .._representations import PREPARATION_NAMES
 from .._utils import DOC, KernelOverflowError, fill_doc, one_blas_thread, validate_fit_data
-from .._utils._preparations import PREPARATION_NAMES
 from . import _grids
 from ._candidates import (
     check_default_grid_values,
@@ -309,7 +309,7 @@ def _batched_cuda_grams(base, candidates, kernel_groups, raw):
     """Yield the Gram of every kernel group, in order, from batched GPU launches.
 
     The groups that share the series' preparation (the parameters of
-    :data:`rntk._utils._preparations.PREPARATIONS`) are computed together, up to
+    :data:`rntk._representations.PREPARATIONS`) are computed together, up to
     ``_CUDA_BATCH`` settings per launch; a batch that overflows is recomputed one setting
     at a time, so that only the overflowing settings give ``None``.
     """

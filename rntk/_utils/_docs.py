@@ -45,7 +45,7 @@ DOC = {
         '    of a step, in fit and predict. ``"raise"``: an error naming the series and\n'
         '    the steps; ``"interpolate"``: each channel filled by linear interpolation in\n'
         "    time, with its first (last) value before (after) it, as the UCR archive's\n"
-        "    adjusted datasets and :func:`rntk.interpolate_missing` do."),
+        "    adjusted datasets and :class:`rntk.SeriesImputer` do."),
     "n_jobs_device": (
         "n_jobs : int, default=None\n"
         "    Numba threads for the kernel; ``None``: the current setting (Numba's thread\n"

@@ -156,7 +156,7 @@ def load_ucr(name, split=None, data_home=None, download=True, missing="raise"):
         ``"raise"``, an error naming the file and series; ``"keep"``, returned as NaN
         (the estimators' ``missing="interpolate"`` fills them); ``"interpolate"``,
         filled by linear interpolation in time, the first (last) value before (after)
-        it (:func:`rntk.interpolate_missing`), as the archive's adjusted versions.
+        it (:class:`rntk.SeriesImputer`), as the archive's adjusted versions.
 
     Returns
     -------

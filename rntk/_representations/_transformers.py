@@ -16,25 +16,22 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
-from ._utils._preparations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
-from ._utils._sequences import (
-    OCTAVE_DILATIONS,
+from .._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_predict_data
+from .._utils._sequences import TimeMajorArray, pool_series
+from .._utils._validation import as_array_like
+from ._algorithms import (
     SHAPE_DILATIONS,
-    TimeMajorArray,
-    octave_shape_quantile_series,
     peak_scaled,
-    pool_series,
     quantile_series,
     shape_quantile_series,
     spectrum_series,
 )
-from ._utils._validation import as_array_like
+from ._table import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, check_preparation
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only
     from typing import Self
 
-    from ._utils._typing import Sequences
+    from .._utils._typing import Sequences
 
 #: The attributes every transformer of this module has.
 _ATTRIBUTES = """Attributes
@@ -42,7 +39,7 @@ _ATTRIBUTES = """Attributes
 n_channels_in_ : int
     Channels per time step seen in fit."""
 
-__all__ = ["AmplitudeSpectrum", "BlockMeans", "OctaveShapeQuantiles", "SeriesImputer",
+__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer",
            "SeriesScaler", "ShapeQuantiles", "ValueQuantiles"]
 
 
@@ -227,7 +224,7 @@ class SeriesScaler(_SeriesTransformer):
 class SeriesImputer(_SeriesTransformer):
     """Fill missing values inside series by linear interpolation in time.
 
-    The transformer of :func:`rntk.interpolate_missing`: a NaN between two values of a
+    A NaN between two values of a
     channel becomes the straight line between them, one before the first value (after
     the last) takes that value; trailing steps where every channel is NaN are padding
     and end the series. As the archive's adjusted datasets were made, and as the
@@ -265,9 +262,13 @@ class SeriesImputer(_SeriesTransformer):
 class AmplitudeSpectrum(_SeriesTransformer):
     """Amplitude spectra of series on a common grid of frequencies, as a transformer.
 
-    The transformer of :func:`rntk.amplitude_spectrum` (``|rfft(x - mean)| / T`` of each
-    channel, interpolated onto ``n_bins`` frequencies from 0 to 1/2 cycle per step), what
-    the estimators read with ``spectrum=n_bins``.
+    Each channel of each series, its mean removed, is Fourier transformed
+    (``numpy.fft.rfft``); its amplitude divided by the length, ``|rfft| / T``, is read at
+    the frequencies ``numpy.fft.rfftfreq(T)`` and linearly interpolated onto ``n_bins``
+    frequencies evenly spaced from 0 to 1/2 cycle per step, so that series of any length
+    get the same bins. What the estimators read with ``spectrum=n_bins``: the network
+    then runs over frequencies, lowest first, and its kernel compares the frequency
+    content of series whatever their phase.
 
     Parameters
     ----------
@@ -300,42 +301,16 @@ class AmplitudeSpectrum(_SeriesTransformer):
         return spectrum_series(seqs, check_preparation("spectrum", self.n_bins, "n_bins"))
 
 
-def _shape_signals(dilations):
-    """Names of the signals of :func:`shape_quantile_series` at ``dilations``, in order."""
-    return ("value", *(f"diff{d}" for d in dilations), *(f"curv{d}" for d in dilations))
-
-
-class _QuantileFunctions(_SeriesTransformer):
-    """Quantile functions of signals of each series on ``n_levels`` levels (a base).
-
-    Subclasses name their preparation (``_preparation``: the estimators' parameter, whose
-    constraint ``n_levels`` takes) and the transform of its table row
-    (``_series(seqs, n_levels)``).
-    """
-
-    _preparation = None
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        cls._parameter_constraints = {**_SeriesTransformer._parameter_constraints,
-                                      "n_levels": PREPARATION_CONSTRAINTS[cls._preparation][:1]}
-
-    def __init__(self, n_levels=64, *, missing="raise"):
-        self.n_levels = n_levels
-        self.missing = missing
-
-    def _transform(self, seqs):
-        levels = check_preparation(self._preparation, self.n_levels, "n_levels")
-        return type(self)._series(seqs, levels)
-
-
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
-class ValueQuantiles(_QuantileFunctions):
+class ValueQuantiles(_SeriesTransformer):
     """Quantile functions of the values and steps of series, as a transformer.
 
-    The transformer of :func:`rntk.value_quantiles` (each channel's values and first
-    differences read at ``n_levels`` levels, each scaled to unit RMS), what the
-    estimators read with ``quantiles=n_levels``.
+    For each channel of each series, the quantiles of its values and of its steps (first
+    differences) at the levels ``(k + 1/2) / n_levels``, ``k < n_levels``
+    (:func:`numpy.quantile`, linear interpolation), each scaled to unit root-mean-square
+    (a channel of zeros stays zeros; the steps of a series of one step are zeros). What
+    the estimators read with ``quantiles=n_levels``: the kernel compares the
+    distributions of the values and of the steps, whatever their order in time.
 
     Parameters
     ----------
@@ -354,23 +329,38 @@ class ValueQuantiles(_QuantileFunctions):
     (1, 4, 2)
     """
 
-    _preparation = "quantiles"
-    _series = staticmethod(quantile_series)
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_levels": PREPARATION_CONSTRAINTS["quantiles"][:1]}
     _signals = ("value", "step")
+
+    def __init__(self, n_levels=64, *, missing="raise"):
+        self.n_levels = n_levels
+        self.missing = missing
+
+    def _transform(self, seqs):
+        return quantile_series(seqs, check_preparation("quantiles", self.n_levels, "n_levels"))
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
-class ShapeQuantiles(_QuantileFunctions):
+class ShapeQuantiles(_SeriesTransformer):
     """Quantile functions of the values, slopes and curvatures of series, as a transformer.
 
-    The transformer of :func:`rntk.shape_quantiles` (each channel's values, differences
-    and curvatures at 1, 4 and 16 steps, read at ``n_levels`` levels, each scaled to unit
-    RMS), what the estimators read with ``shapes=n_levels``.
+    For each channel of each series, the quantiles at the levels ``(k + 1/2) / n_levels``
+    (:func:`numpy.quantile`, linear interpolation) of its values, of its differences
+    ``x_t - x_{{t-d}}`` and of its curvatures ``x_{{t+d}} - 2 x_t + x_{{t-d}}`` for each
+    ``d`` of ``dilations``, each scaled to unit root-mean-square: how often each slope
+    and each curvature occurs at each scale, wherever it occurs in time (the
+    distribution of local shapes, as MiniRocket's proportions of positive values of
+    dilated convolutions count it). What the estimators read with ``shapes=n_levels``
+    (``dilations`` 1, 4 and 16) and ``octave_shapes=n_levels`` (1, 2, 4, 8 and 16).
 
     Parameters
     ----------
     n_levels : int, default=64
         Levels of the grid, at least 2.
+    dilations : tuple of int, default=(1, 4, 16)
+        Steps apart ``d`` of the differences and curvatures, each at least 1; the
+        estimators' ``octave_shapes`` reads ``(1, 2, 4, 8, 16)``.
 
     {missing}
 
@@ -380,43 +370,42 @@ class ShapeQuantiles(_QuantileFunctions):
     --------
     >>> import numpy as np
     >>> from rntk import ShapeQuantiles
-    >>> ShapeQuantiles(n_levels=4).fit_transform([np.arange(20.0)]).shape
-    (1, 4, 7)
+    >>> t = np.arange(40.0)
+    >>> X = [np.abs(t - 20), np.abs(t - 5)]  # one V shape, at two places
+    >>> q = ShapeQuantiles(n_levels=8).fit_transform(X)
+    >>> q.shape  # the values, then the differences and curvatures at 1, 4 and 16 steps
+    (2, 8, 7)
+    >>> bool(np.allclose(q[0, :, 4], q[1, :, 4]))  # the same curvatures (one kink each)
+    True
+    >>> ShapeQuantiles(n_levels=8, dilations=(1, 2, 4, 8, 16)).fit_transform(X).shape
+    (2, 8, 11)
     """
 
-    _preparation = "shapes"
-    _series = staticmethod(shape_quantile_series)  # at SHAPE_DILATIONS
-    _signals = _shape_signals(SHAPE_DILATIONS)
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_levels": PREPARATION_CONSTRAINTS["shapes"][:1],
+                              "dilations": [tuple, list]}
 
+    def __init__(self, n_levels=64, *, dilations=SHAPE_DILATIONS, missing="raise"):
+        self.n_levels = n_levels
+        self.dilations = dilations
+        self.missing = missing
 
-@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
-class OctaveShapeQuantiles(_QuantileFunctions):
-    """Quantile functions of the values, slopes and curvatures at every octave, as a transformer.
+    def _checked_dilations(self):
+        d = tuple(self.dilations)
+        if not d or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool)
+                            and k >= 1 for k in d):
+            raise ValueError(f"dilations must be a non-empty tuple of ints >= 1, got "
+                             f"{self.dilations!r}")
+        return tuple(int(k) for k in d)
 
-    The transformer of :func:`rntk.octave_shape_quantiles` (each channel's values,
-    differences and curvatures at 1, 2, 4, 8 and 16 steps, read at ``n_levels`` levels,
-    each scaled to unit RMS), what the estimators read with ``octave_shapes=n_levels``.
+    @property
+    def _signals(self):
+        d = self._checked_dilations()
+        return ("value", *(f"diff{k}" for k in d), *(f"curv{k}" for k in d))
 
-    Parameters
-    ----------
-    n_levels : int, default=64
-        Levels of the grid, at least 2.
-
-    {missing}
-
-    {transformer_attributes}
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rntk import OctaveShapeQuantiles
-    >>> OctaveShapeQuantiles(n_levels=4).fit_transform([np.arange(40.0)]).shape
-    (1, 4, 11)
-    """
-
-    _preparation = "octave_shapes"
-    _series = staticmethod(octave_shape_quantile_series)
-    _signals = _shape_signals(OCTAVE_DILATIONS)
+    def _transform(self, seqs):
+        levels = check_preparation("shapes", self.n_levels, "n_levels")
+        return shape_quantile_series(seqs, levels, self._checked_dilations())
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)

@@ -10,27 +10,30 @@ come the estimators' constraints and documentation, their ``_prepare`` (a loop o
 stages and the rows), the parameters a search treats as changing the Gram, and the
 validation of the public transforms.
 
-A new representation is a row here and its transform (in :mod:`._sequences`): the
+A new representation is a row here and its algorithm (in :mod:`._algorithms`): the
 estimators, the searches and the grids then take it as a parameter that changes the Gram.
 """
 
 import numbers
+from functools import partial
 from typing import Callable, NamedTuple
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._sequences import (
+from .._utils._sequences import (
     MISSING,
     NORMALIZATIONS,
     channel_statistics,
     normalize_series,
-    octave_shape_quantile_series,
     pool_series,
+    standardize_channels,
+)
+from ._algorithms import (
+    OCTAVE_DILATIONS,
     quantile_series,
     shape_quantile_series,
     spectrum_series,
-    standardize_channels,
 )
 
 __all__ = ["MISSING_CONSTRAINT", "PREPARATIONS", "PREPARATION_CONSTRAINTS",
@@ -111,7 +114,7 @@ PREPARATIONS = (
         "spectrum", spectrum_series,
         "replace each series by its amplitude spectrum\n"
         "    on ``spectrum`` frequencies evenly spaced from 0 to 1/2 cycle per step\n"
-        "    (:func:`rntk.amplitude_spectrum`; ``None``: the series itself). The network\n"
+        "    (:class:`rntk.AmplitudeSpectrum`; ``None``: the series itself). The network\n"
         "    then reads the spectrum from the lowest frequency to the highest, so that\n"
         "    the kernel compares the frequency content of series whatever the phase;"),
     _representation(
@@ -119,7 +122,7 @@ PREPARATIONS = (
         "replace each series by the quantile functions\n"
         "    of its values and of its steps (first differences), read at ``quantiles``\n"
         "    levels ``(k + 1/2) / quantiles``, each channel scaled to unit\n"
-        "    root-mean-square (:func:`rntk.value_quantiles`; ``None``: the series itself;\n"
+        "    root-mean-square (:class:`rntk.ValueQuantiles`; ``None``: the series itself;\n"
         "    not with ``spectrum``). The network then reads each distribution from its\n"
         "    lowest value to its highest, so that the kernel compares the distributions\n"
         "    of values and of steps whatever their order in time;"),
@@ -129,17 +132,17 @@ PREPARATIONS = (
         "    of its values, of its differences ``x_t - x_{{t-d}}`` and of its curvatures\n"
         "    ``x_{{t+d}} - 2 x_t + x_{{t-d}}`` for ``d`` = 1, 4 and 16 steps, read at\n"
         "    ``shapes`` levels ``(k + 1/2) / shapes``, each channel scaled to unit\n"
-        "    root-mean-square (:func:`rntk.shape_quantiles`; ``None``: the series itself;\n"
+        "    root-mean-square (:class:`rntk.ShapeQuantiles`; ``None``: the series itself;\n"
         "    not with another representation). The kernel then compares the distributions\n"
         "    of local slopes and curvatures at three scales (of local shapes), wherever\n"
         "    they occur in time;"),
     _representation(
-        "octave_shapes", octave_shape_quantile_series,
+        "octave_shapes", partial(shape_quantile_series, dilations=OCTAVE_DILATIONS),
         "replace each series by the quantile functions\n"
         "    of ``shapes``, with the differences and curvatures at every octave, ``d`` =\n"
-        "    1, 2, 4, 8 and 16 steps (:func:`rntk.octave_shape_quantiles`; ``None``: the\n"
-        "    series itself; not with another representation): local shapes at five\n"
-        "    scales;"),
+        "    1, 2, 4, 8 and 16 steps (:class:`rntk.ShapeQuantiles` with these\n"
+        "    ``dilations``; ``None``: the series itself; not with another\n"
+        "    representation): local shapes at five scales;"),
     Preparation(
         "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
         "pool : int, default=1\n"
@@ -187,7 +190,7 @@ def check_preparation(name, value, caller=None):
         Its value.
     caller : str, default=None
         The name the value goes by where it was given (``n_bins`` of
-        :func:`rntk.amplitude_spectrum`, say); ``None``: ``name``.
+        :class:`rntk.AmplitudeSpectrum`, say); ``None``: ``name``.
 
     Returns
     -------
