@@ -79,7 +79,7 @@ def loo_error(K, y):
     The tie-break of the default's search (``RidgeLOOScorer``: relative ridges, an
     intercept), as the default computes it.
     """
-    _, minus_mse = RidgeLOOScorer(True)(K, y, [{"alpha": a} for a in DEFAULT_ALPHA])
+    minus_mse = RidgeLOOScorer(True)(K, y, [{"alpha": a} for a in DEFAULT_ALPHA]).tiebreak
     return float(-minus_mse.max())
 
 

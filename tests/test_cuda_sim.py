@@ -196,9 +196,9 @@ def test_rntk_kernel_device_cuda_routes_to_the_fused_engine():
 def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
     """``device="cuda"``: the search's Grams come from batched launches, same selection."""
     from rntk import RNTKClassifier, RNTKClassifierCV
-    from rntk._model_selection import _search
+    from rntk._model_selection import _sources
 
-    monkeypatch.setattr(_search, "_CUDA_BATCH", 2)  # several launches, one per 2 settings
+    monkeypatch.setattr(_sources, "CUDA_BATCH", 2)  # several launches, one per 2 settings
     rng = np.random.default_rng(3)
     Xs = [rng.normal(size=(t, 2)) + (i % 2) for i, t in enumerate((4, 5, 3, 5, 4, 6))]
     y = np.arange(6) % 2

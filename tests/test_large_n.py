@@ -111,8 +111,9 @@ def test_scorer_at_full_rank_equals_the_exact_scorer(rng):
                        n_layers=2, sigma_b=2.0)
     Phi = nys.fit_transform(X)
     K = nys._kernel(nys._prepare(list(X[:, :, None])))
-    acc_f, tb_f = FeatureLOOScorer()(Phi, y, params)
-    acc_e, tb_e = RidgeLOOScorer(classification=True)(K, y, params)
+    acc_f, tb_f, loo_f = FeatureLOOScorer()(Phi, y, params)
+    acc_e, tb_e, loo_e = RidgeLOOScorer(classification=True)(K, y, params)
+    np.testing.assert_allclose(loo_f, loo_e, rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(acc_f, acc_e)
     np.testing.assert_allclose(tb_f, tb_e, rtol=1e-8, atol=1e-10)
 

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator
 
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
+from .._model_selection._protocol import SearchableEstimator
 from .._representations import (
     PREPARATION_NAMES,
     PREPARATIONS,
@@ -25,7 +26,7 @@ __all__ = ["PrecomputedSequenceEstimator", "RNTKKernelMixin"]
 
 
 @fill_doc(**DOC)
-class PrecomputedSequenceEstimator(BaseEstimator):
+class PrecomputedSequenceEstimator(SearchableEstimator, BaseEstimator):
     """Base of the estimators that fit a precomputed-kernel model on sequences.
 
     Subclasses define ``_gram(xs, ys=None)`` (lists of ``(T_i, m)`` arrays to a Gram

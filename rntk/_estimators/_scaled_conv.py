@@ -134,6 +134,9 @@ class ScaledConvNTKRegressor(RegressorMixin, PrecomputedSequenceEstimator):
         self.missing = missing
         self.n_jobs = n_jobs
 
+    def _kernel_params(self):
+        return {"nu_w": self.nu_w, "nu_f": self.nu_f, "nu_c": self.nu_c, "rho": self.rho}
+
     def _gram(self, xs, ys=None):
         return scaled_conv_kernel(xs, ys, nu_w=self.nu_w, nu_f=self.nu_f, nu_c=self.nu_c,
                                   rho=self.rho, output=self.output, n_jobs=self.n_jobs)

@@ -1,5 +1,6 @@
 """Private model-selection engine: grids, scorers, the search over Grams."""
 
+from ._candidates import group_by_kernel, results_dict
 from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._grids import (
     BAND_STEPS,
@@ -40,7 +41,8 @@ from ._grids import (
     unit_rms,
 )
 from ._scorers import SVM_MAX_ITER, FastSVC, RidgeLOOScorer, SVCFoldScorer, kernel_ridge_score
-from ._search import TIE_RTOL, BaseKernelSearchCV, group_by_kernel, results_dict, search_grams
+from ._scoring import TIE_RTOL, search_grams
+from ._search import BaseKernelSearchCV
 
 __all__ = ["BAND_STEPS", "QUANTILE_LEVELS", "SHAPE_LEVELS", "OCTAVE_LEVELS", "SPECTRUM_BINS",
            "DEFAULT_ALPHA",

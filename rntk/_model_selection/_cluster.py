@@ -35,6 +35,7 @@ from ._features import (
 from ._loo import decision_to_labels, one_vs_all_targets
 from ._on_workers import load_file, loo_of, memmap_rows, remove, save, this_worker
 from ._scorers import RidgeLOOScorer
+from ._scoring import GramScores
 
 __all__ = ["ARRAY_BLOCK", "BoundSeries", "ClusterFeaturePath", "SeriesBlocks", "apply_blocks",
            "dask_names", "for_prediction", "predict_source", "training_series"]
@@ -795,5 +796,5 @@ class ClusterFeaturePath(FeaturePath):
         n = len(series)
         acc = np.sum([c for c, _ in got], axis=0) / n
         mse = np.sum([e for _, e in got], axis=0) / (n * self._table.shape[1])
-        self.scorer.last_loo = [_RemoteLoo(client, loo, a) for a in range(len(alphas))]
-        return acc[:, None], -mse
+        return GramScores(acc[:, None], -mse,
+                          [_RemoteLoo(client, loo, a) for a in range(len(alphas))])

@@ -51,6 +51,7 @@ from .._nystroem import RNTKNystroem
 from .._utils import KernelOverflowError
 from ._loo import _check_alphas
 from ._scorers import RidgeLOOScorer
+from ._sources import GramSource
 
 __all__ = ["FEATURE_BLOCK", "LARGE_N", "LARGE_N_COMPONENTS", "LARGE_N_CONSTRAINTS",
            "R_FANIN", "FeatureLOOScorer", "FeaturePath", "FeatureStats", "SettingFeatures",
@@ -331,7 +332,7 @@ def resolve_large_n(large_n):
     return int(large_n)
 
 
-class FeaturePath:
+class FeaturePath(GramSource):
     """The large-n path of a search: Nystroem features per kernel setting, and the refit.
 
     Parameters
@@ -365,7 +366,21 @@ class FeaturePath:
         """Fit what ``est``'s preparations learn from the training series ``raw``."""
         est._fit_preparation(raw)
 
-    def refit(self, est, setting, y):
+    def refit(self, est, K, y, raw, loo):
+        """Fit ``est`` from its setting's features ``K``; the landmarks are its series.
+
+        The features are float64's: so is the refitted estimator's arithmetic. A
+        classifier calibrates its probabilities on ``loo``.
+        """
+        if "precision" in est.get_params():
+            est.set_params(precision="float64")
+        self.fit_preparation(est, raw)
+        self.fit_features(est, K, y)
+        if not est._is_regressor:
+            est._calibrate(loo, y)
+        return est
+
+    def fit_features(self, est, setting, y):
         """Fit ``est`` (a ridge ``RNTKClassifier`` or ``RNTKRegressor``) from a setting.
 
         ``setting``: the :class:`SettingFeatures` of ``est``'s kernel setting, scored on

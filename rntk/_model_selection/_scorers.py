@@ -26,6 +26,7 @@ from ._loo import (
     one_vs_all_targets,
     relative_loo_predictions,
 )
+from ._scoring import GramScores
 
 try:  # libsvm entry point used by SVC itself: same solver, without SVC's per-call overhead
     from sklearn.svm import _libsvm
@@ -232,14 +233,13 @@ class RidgeLOOScorer:
 
         Returns
         -------
-        scores : ndarray of shape (n_candidates, 1)
-            LOO accuracy or ``R^2``.
-        tiebreak : ndarray of shape (n_candidates,) or None
-            Minus the LOO squared error (classification), higher is better.
-
-        The LOO predictions of every candidate stay in ``last_loo`` (shape
-        ``(n_candidates, n_samples, n_targets)``; the ``{-1, +1}`` one-vs-all decision
-        values of a classifier), for the search to calibrate and average what it refits.
+        scores : GramScores
+            A named tuple: ``scores`` of shape (n_candidates, 1), the LOO accuracy or
+            ``R^2``; ``tiebreak`` of shape (n_candidates,) or None, minus the LOO
+            squared error (classification), higher is better; ``loo`` of shape
+            (n_candidates, n_samples, n_targets), the LOO predictions of every
+            candidate (the ``{-1, +1}`` one-vs-all decision values of a classifier),
+            for the search to calibrate and average what it refits.
         """
         alphas = np.array([float(p["alpha"]) for p in params])
         if np.any(alphas <= 0):
@@ -247,14 +247,12 @@ class RidgeLOOScorer:
                 "exact leave-one-out needs every alpha > 0 (at alpha = 0 a sample left "
                 "out is interpolated by the others); drop alpha=0 from the grid or give "
                 "cv folds")
-        self.last_loo = None
         if self.classification:
             if np.any(np.isinf(alphas)):
                 raise ValueError("alpha=inf (the mean) is a candidate of regression only")
-            acc, mse = self._classification_scores(K, y, alphas)
-            return acc[:, None], -mse
-        self.last_loo = self.regression_loo(K, y, alphas)
-        return loo_r2(y, self.last_loo)[:, None], None
+            return self._classification_scores(K, y, alphas)
+        loo = self.regression_loo(K, y, alphas)
+        return GramScores(loo_r2(y, loo)[:, None], None, loo)
 
     def regression_loo(self, K, y, alphas):
         """Clipped LOO predictions of the regressor for each relative ridge (``inf``: mean).
@@ -288,7 +286,8 @@ class RidgeLOOScorer:
         return relative_loo_predictions(K, Y, alphas)
 
     def _classification_scores(self, K, y, alphas):
-        """LOO accuracy and squared error of the ridge classifier, relative ``alphas``."""
+        """LOO accuracy, minus squared error and predictions of the ridge classifier."""
         classes, Y = one_vs_all_targets(y)
-        self.last_loo = self._ridge_loo(K, Y, alphas)
-        return loo_classification_scores(y, classes, Y, self.last_loo)
+        loo = self._ridge_loo(K, Y, alphas)
+        acc, mse = loo_classification_scores(y, classes, Y, loo)
+        return GramScores(acc[:, None], -mse, loo)

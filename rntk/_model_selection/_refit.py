@@ -1,0 +1,86 @@
+"""The refit policies of a search: the best candidate, an average of several, the mean.
+
+After the scoring loop, :func:`refit_best` fits what ``predict`` uses on all training
+series, from the Grams the loop kept (nothing is computed again): the best candidate
+(``n_average`` 1), or the best candidates of the ``n_average`` best kernel settings,
+averaged (:class:`AveragedClassifier`, :class:`AveragedRegressor`); a regression search
+with the exact leave-one-out refits the mean of the targets instead where the average's
+leave-one-out ``R^2`` does not beat it.
+"""
+
+import numpy as np
+from sklearn.base import clone
+
+from ._ensemble import AveragedClassifier, AveragedRegressor
+from ._loo import constant_loo_predictions
+from ._scorers import loo_r2
+
+__all__ = ["average_or_mean", "refit_best"]
+
+#: The attributes of the search's fit its refitted estimators take.
+_INPUT_ATTRIBUTES = ("n_channels_in_", "n_features_in_", "feature_names_in_")
+
+
+def refit_best(search, plan, outcome):
+    """Set ``search.best_estimator_`` (and ``averaged_params_``) from the outcome."""
+    top = outcome.top if plan.n_average > 1 else [(search.best_index_, outcome.best_gram)]
+    n_members = plan.n_average
+    if plan.exact_loo and plan.base._is_regressor:
+        top = average_or_mean(search, top, plan.candidates, plan.y, plan.score_gram,
+                              outcome.loo)
+        n_members = len(top)
+    members, used = _fit_members(search, plan, outcome, top)
+    if n_members <= 1:
+        search.best_estimator_ = members[0]
+        return
+    search.averaged_params_ = [plan.candidates[i] for i in used]
+    if plan.base._is_regressor:
+        search.best_estimator_ = AveragedRegressor(members).fit()
+        return
+    loo = [outcome.loo.get(plan.redirect.get(i, i)) for i, _ in top]
+    search.best_estimator_ = AveragedClassifier(members).fit()
+    search.best_estimator_._calibrate(
+        None if any(v is None for v in loo) else np.mean(loo, axis=0), plan.y)
+
+
+def _fit_members(search, plan, outcome, top):
+    """Fit each ``(candidate, Gram)`` of ``top`` once; return the members and indices."""
+    members, used, fitted = [], [], {}
+    for i, K in top:
+        i = plan.redirect.get(i, i)  # a setting of same_as: the one it is
+        used.append(i)
+        if i in fitted:  # listed twice: one fitted member, evaluated once
+            members.append(fitted[i])
+            continue
+        est = clone(plan.base).set_params(**plan.candidates[i])
+        plan.source.refit(est, K, plan.y, plan.raw, outcome.loo.get(i))
+        for attr in _INPUT_ATTRIBUTES:
+            if hasattr(search, attr):
+                setattr(est, attr, getattr(search, attr))
+        members.append(est)
+        fitted[i] = est
+    return members, used
+
+
+def average_or_mean(search, top, candidates, y, scorer, loo_of):
+    """Return the members a regression search refits: the average, or the mean.
+
+    The leave-one-out predictions of an average of regressors are the average of
+    theirs, so the average of the ``top`` members is scored exactly; where its
+    leave-one-out ``R^2`` is not above the mean's (the first ``alpha=inf`` candidate
+    of the grid, if any), the mean is refitted instead. Sets ``search.loo_score_``.
+    """
+    loo = np.mean([loo_of[i] if i in loo_of else
+                   scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0]
+                   for i, K in top], axis=0)
+    search.loo_score_ = float(loo_r2(y, loo[None])[0])
+    mean = next((i for i, c in enumerate(candidates) if np.isinf(c.get("alpha", 0.0))),
+                None)
+    if mean is None:
+        return top
+    # the mean's own leave-one-out R^2: its setting may have been screened out
+    score = float(loo_r2(y, constant_loo_predictions(y)[None])[0])
+    if search.loo_score_ > score:
+        return top
+    search.loo_score_ = score
+    return [(mean, top[0][1])]  # any Gram of the right size: the mean does not read it

@@ -1,0 +1,109 @@
+"""Where a search's Grams come from: one declared interface, several sources.
+
+A :class:`GramSource` yields, for each kernel setting of a search in order, what the
+search's scorer reads (the ``n x n`` Gram, or features standing for it), ``None`` where
+the kernel overflows; and refits a candidate on all training series from it. The
+sources: :class:`NumbaGrams` (the Numba engine, one setting at a time),
+:class:`CudaGrams` (batched GPU launches), and the large-n paths of
+:mod:`._features` (Nystroem features per setting) and :mod:`._cluster` (the same, block
+by block on a Dask cluster).
+"""
+
+from abc import ABC, abstractmethod
+
+from sklearn.base import clone
+
+from .._representations import PREPARATION_NAMES
+from .._utils import KernelOverflowError
+
+__all__ = ["CudaGrams", "GramSource", "NumbaGrams"]
+
+
+class GramSource(ABC):
+    """The Grams of a search, setting by setting (an abstract base class)."""
+
+    #: The exact leave-one-out scorer of what :meth:`grams` yields, if not the Gram's
+    #: (``None``: :class:`~rntk.model_selection.RidgeLOOScorer` on the Gram).
+    scorer = None
+
+    @abstractmethod
+    def grams(self, base, candidates, kernel_groups, raw):
+        """Yield what each kernel group's scorer reads, in order (``None``: an overflow).
+
+        Parameters
+        ----------
+        base : SearchableEstimator
+            The search's estimator; a group's setting is ``clone(base).set_params(
+            **candidates[group[0]])``.
+        candidates : list of dict
+            The candidates' parameters.
+        kernel_groups : list of list of int
+            Candidate indices per kernel setting, the groups to compute.
+        raw : list of ndarray
+            The training series, unprepared.
+        """
+
+    def refit(self, est, K, y, raw, loo):
+        """Fit the candidate ``est`` on all series ``raw`` from its setting's ``K``.
+
+        ``loo``: the leave-one-out decision values the search has for it (or None).
+        """
+        return est._fit_gram(est._prepare(raw), K, y, loo=loo)
+
+
+class NumbaGrams(GramSource):
+    """The exact Grams from the Numba engine, one kernel setting at a time."""
+
+    def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
+        for idxs in kernel_groups:
+            est = clone(base).set_params(**candidates[idxs[0]])
+            try:
+                yield est._gram(est._prepare(raw))
+            except KernelOverflowError:
+                yield None  # scored NaN, with the engine's warning
+
+
+#: Kernel settings per launch of the batched GPU engine in a search (memory: this many
+#: Grams of the training set on the GPU and the host at once).
+CUDA_BATCH = 64
+
+
+def _series_prep(est):
+    return tuple(getattr(est, name, None) for name in PREPARATION_NAMES)
+
+
+class CudaGrams(GramSource):
+    """The exact Grams from batched GPU launches (``device="cuda"``).
+
+    The groups that share the series' preparation (the parameters of
+    :data:`rntk._representations.PREPARATIONS`) are computed together, up to
+    ``batch`` settings per launch; a batch that overflows is recomputed one setting
+    at a time, so that only the overflowing settings give ``None``.
+    """
+
+    def __init__(self, batch=None):
+        self.batch = batch
+
+    def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
+        from .._kernels._cuda import rntk_kernel_cuda_batched
+
+        size = self.batch or CUDA_BATCH
+        ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
+        ready = {}
+        for g, est in enumerate(ests):
+            if g not in ready:
+                scale = _series_prep(est)
+                batch = [h for h in range(g, len(ests))
+                         if _series_prep(ests[h]) == scale][:size]
+                xs = est._prepare(raw)
+                try:
+                    Ks = rntk_kernel_cuda_batched(xs, None,
+                                                  [ests[h]._kernel_params() for h in batch])
+                    ready.update(zip(batch, Ks))
+                except KernelOverflowError:
+                    for h in batch:
+                        try:
+                            ready[h] = ests[h]._gram(xs)
+                        except KernelOverflowError:
+                            ready[h] = None  # scored NaN, with the engine's warning
+            yield ready.pop(g)
