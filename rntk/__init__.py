@@ -25,7 +25,7 @@ from ._kernels import (
 )
 from ._nystroem import RNTKNystroem
 from ._preprocessing import from_aeon
-from ._representations import (
+from ._representations._transformers import (
     AmplitudeSpectrum,
     BlockMeans,
     SeriesImputer,

@@ -10,12 +10,7 @@ from sklearn.base import BaseEstimator
 from .._kernels import rntk_kernel
 from .._kernels._params import RNTK_PARAM_NAMES
 from .._model_selection._protocol import SearchableEstimator
-from .._representations import (
-    PREPARATION_NAMES,
-    PREPARATIONS,
-    fit_preparations,
-    prepare_series,
-)
+from .._representations import PREPARATION_NAMES, PREPARATIONS, fit_preparations, prepare_series
 from .._utils import DOC, fill_doc, validate_fit_data, validate_predict_data
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only

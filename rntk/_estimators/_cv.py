@@ -68,6 +68,16 @@ class _RefuseRemoved:
         return super().__new__(cls)
 
 
+class _KernelSearchCV(_RefuseRemoved, BaseKernelSearchCV):
+    """The parameters of both searches: written out once, sklearn style."""
+
+    def __init__(self, param_grid=None, *, estimator=None, protocol="loo", cv=None,
+                 scoring=None, n_average=None, large_n="auto", n_components=500,
+                 screen="auto", precision="auto", missing="raise", refit=True, n_jobs=None,
+                 verbose=0, error_score=np.nan):
+        store_init_params(self, locals())
+
+
 def _refuse_removed(search_class, name, value):
     estimator = search_class._estimator_class.__name__
     raise TypeError(
@@ -275,7 +285,7 @@ self : {estimator}CV
     fit_params=_FIT_PARAMS.format(estimator="RNTKClassifier", y="(n_samples,)\n    Class labels."),
     tail=_SEARCH_DOC_TAIL.format(estimator="RNTKClassifier", role="classifier",
                                   missing=DOC["missing"], refitted=_CLASSIFIER_REFITTED))
-class RNTKClassifierCV(_RefuseRemoved, ClassifierMixin, BaseKernelSearchCV):
+class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
     """RNTK classifier with fast model selection: exact leave-one-out, or the paper's.
 
     By default (``protocol="loo"``) the classifier is kernel ridge on the RNTK
@@ -361,11 +371,6 @@ class RNTKClassifierCV(_RefuseRemoved, ClassifierMixin, BaseKernelSearchCV):
         **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
-    def __init__(self, param_grid=None, *, estimator=None, protocol="loo", cv=None,
-                 scoring=None, n_average=None, large_n="auto", n_components=500,
-                 screen="auto", precision="auto", missing="raise", refit=True, n_jobs=None,
-                 verbose=0, error_score=np.nan):
-        store_init_params(self, locals())
 
     def _n_average(self):
         return _n_average(self, _grids.DEFAULT_N_AVERAGE)
@@ -494,7 +499,7 @@ class RNTKClassifierCV(_RefuseRemoved, ClassifierMixin, BaseKernelSearchCV):
     tail=_SEARCH_DOC_TAIL.format(
         estimator="RNTKRegressor", role="regressor", missing=DOC["missing"],
         refitted=_REGRESSOR_REFITTED))
-class RNTKRegressorCV(_RefuseRemoved, MultiOutputMixin, RegressorMixin, BaseKernelSearchCV):
+class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, _KernelSearchCV):
     """RNTK kernel ridge regression with fast model selection.
 
     By default (``protocol="loo"``) every candidate is scored by its exact
@@ -554,11 +559,6 @@ class RNTKRegressorCV(_RefuseRemoved, MultiOutputMixin, RegressorMixin, BaseKern
         **LARGE_N_CONSTRAINTS, **SCREEN_CONSTRAINTS,
     }
 
-    def __init__(self, param_grid=None, *, estimator=None, protocol="loo", cv=None,
-                 scoring=None, n_average=None, large_n="auto", n_components=500,
-                 screen="auto", precision="auto", missing="raise", refit=True, n_jobs=None,
-                 verbose=0, error_score=np.nan):
-        store_init_params(self, locals())
 
     _paper_cv = 5
 

@@ -21,11 +21,7 @@ from .._model_selection._calibration import (
     decision_proba,
 )
 from .._model_selection._loo import one_vs_all_targets, relative_loo_predictions
-from .._representations import (
-    MISSING_CONSTRAINT,
-    PREPARATION_CONSTRAINTS,
-    preparation_doc,
-)
+from .._representations import MISSING_CONSTRAINT, PREPARATION_CONSTRAINTS, preparation_doc
 from .._utils import DOC, fill_doc
 from .._utils._validation import store_init_params
 from ._base import PrecomputedSequenceEstimator, RNTKKernelMixin

@@ -185,11 +185,9 @@ def cntk_kernel(X, Y=None, *, n_layers=1, taps=3, dilation=1, sigma_w=2**0.5, si
     Parameters
     ----------
     X : array-like or list of array-like
-        Series in any layout accepted by :func:`rntk.rntk_kernel`: 2-D
-        ``(n_samples, n_timesteps)``, 3-D ``(n_samples, n_timesteps, n_channels)``,
-        a list of ``(T_i,)`` / ``(T_i, n_channels)`` arrays, trailing NaN padding.
-        Series of different lengths are compared as they are (each network averages
-        over its own steps).
+        Series in any layout of :func:`rntk.rntk_kernel` (2-D, 3-D, or a list of
+        arrays of their own lengths, trailing NaN padding). Series of different
+        lengths are compared as they are (each network averages over its own steps).
     Y : same as X, optional
         Second set; ``None`` means ``Y = X`` (a symmetric Gram).
     n_layers : int, default=1

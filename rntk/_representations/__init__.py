@@ -8,7 +8,8 @@ more generally changes the series before the kernel (also ``normalize`` and ``po
 * :mod:`._table`: :data:`PREPARATIONS`, one row per estimator parameter (name, default,
   constraint, documentation, transform), from which the estimators, the searches and the
   grids take them;
-* :mod:`._transformers`: the scikit-learn transformers of the public API.
+* :mod:`._transformers`: the scikit-learn transformers of the public API (exported by
+  :mod:`rntk`).
 """
 
 from ._algorithms import OCTAVE_DILATIONS, SHAPE_DILATIONS
@@ -25,17 +26,8 @@ from ._table import (
     preparation_doc,
     prepare_series,
 )
-from ._transformers import (
-    AmplitudeSpectrum,
-    BlockMeans,
-    SeriesImputer,
-    SeriesScaler,
-    ShapeQuantiles,
-    ValueQuantiles,
-)
 
 __all__ = ["MISSING_CONSTRAINT", "OCTAVE_DILATIONS", "PREPARATIONS", "PREPARATION_CONSTRAINTS",
            "PREPARATION_DEFAULTS", "PREPARATION_NAMES", "REPRESENTATIONS", "SHAPE_DILATIONS",
-           "AmplitudeSpectrum", "BlockMeans", "Preparation", "SeriesImputer", "SeriesScaler",
-           "ShapeQuantiles", "ValueQuantiles", "check_preparation", "fit_preparations",
+           "Preparation", "check_preparation", "fit_preparations",
            "prepare_series", "preparation_doc"]
