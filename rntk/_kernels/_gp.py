@@ -1,5 +1,7 @@
 """The RNTK as a scikit-learn kernel object (Gaussian processes, kernel algebra)."""
 
+import warnings
+
 import numpy as np
 from sklearn.gaussian_process.kernels import GenericKernelMixin, Hyperparameter, Kernel
 
@@ -75,8 +77,9 @@ pair of floats >= 0 or "fixed", default="fixed"
         marginal likelihood, they collapse (scikit-learn's optimiser drove
         ``sigma_w`` to its lower bound and the kernel to nearly zero, a chance-level
         classifier on GunPoint), so give bounds to fit them on purpose. A
-        hyperparameter whose value is 0 (any entry, for a per-layer one) is always
-        held fixed, since ``theta`` is the log of the values.
+        hyperparameter whose value is 0 (any entry, for a per-layer one) is held
+        fixed, with a warning when it has bounds, since ``theta`` is the log of the
+        values.
     sigma_v_bounds : pair of floats >= 0 or "fixed", default=(1.0, 1e5)
         Bounds of the output scale, the kernel's amplitude (``K`` is proportional to
         ``sigma_v ** 2``): free by default, its gradient exact (``2 K``) and cheap. The
@@ -146,7 +149,13 @@ pair of floats >= 0 or "fixed", default="fixed"
     def _hyperparameter(self, name):
         value = np.asarray(getattr(self, name), dtype=float)
         bounds = getattr(self, name + "_bounds")
-        if np.any(value == 0):  # no log of 0: held fixed (compound kernels read the bounds)
+        if np.any(value == 0) and not (isinstance(bounds, str) and bounds == "fixed"):
+            # no log of 0: held fixed (compound kernels read the bounds), and said so
+            warnings.warn(
+                f"{name}_bounds={bounds!r} is not used: {name}={getattr(self, name)!r} is "
+                f"held fixed, since scikit-learn optimises the hyperparameters on a log "
+                f"scale, where 0 has no place; give {name} a value inside the bounds to "
+                f"fit it", UserWarning, stacklevel=3)
             bounds = "fixed"
         return Hyperparameter(name, "numeric", bounds, max(int(value.size), 1))
 

@@ -33,6 +33,7 @@ for an option it does not vary, and then for every engine that lacks it):
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -118,8 +119,8 @@ RNTK_PARAMS = (
                 "    ``T / s`` times the last-step kernel."),
     KernelParam("readout_stride", 1, [Interval(numbers.Integral, 1, None, closed="left")],
                 "readout_stride : int, default=1\n"
-                '    Steps between two readouts of ``readout="mean"`` (1: every step); ignored\n'
-                '    with ``readout="last"``.'),
+                '    Steps between two readouts of ``readout="mean"`` (1: every step); not\n'
+                '    used with ``readout="last"`` (a warning says so).'),
     KernelParam("readout_band", None, [Interval(numbers.Integral, 0, None, closed="left"),
                                        None],
                 "readout_band : int or None, default=None\n"
@@ -128,7 +129,8 @@ RNTK_PARAMS = (
                 "    (counted from the ends), weighted ``1 - |k| / (B + 1)`` for ``k`` apart:\n"
                 "    the kernel of readout weights that vary smoothly in time (moving sums\n"
                 "    of ``B + 1`` independent ones), which compares shapes up to ``B`` readouts\n"
-                "    apart only and costs about ``(2B + 1) s / (2T)`` of the full mean."),
+                "    apart only and costs about ``(2B + 1) s / (2T)`` of the full mean; not\n"
+                '    used with ``readout="last"`` (a warning says so).'),
 )
 
 RNTK_PARAM_NAMES = tuple(p.name for p in RNTK_PARAMS)
@@ -284,6 +286,11 @@ def resolve_params(**params):
         raise ValueError(f"unknown readout {readout!r}; choose one of {list(READOUTS)}")
     stride = check_int(p["readout_stride"], "readout_stride", _LEAST["readout_stride"])
     band = -1 if band is None else check_int(band, "readout_band", _LEAST["readout_band"])
+    if readout == "last" and (stride != 1 or band != -1):
+        said = f"readout_stride={stride}" if stride != 1 else f"readout_band={band}"
+        warnings.warn(f"{said} is not used: readout='last' reads the last step alone (the "
+                      "stride and the band are those of the mean readout); set "
+                      "readout='mean', or leave it at its default", UserWarning, stacklevel=3)
     return RNTKOptions(
         n_layers=n_layers, activation=activation, act=ACTIVATIONS[activation], **scales,
         sw2=squares["sigma_w"], su2=squares["sigma_u"], sb2=squares["sigma_b"],

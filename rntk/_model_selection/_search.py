@@ -32,9 +32,11 @@ from ._candidates import (
     check_default_grid_values,
     check_some_score,
     group_by_kernel,
+    init_defaults,
     prior_indices,
     results_dict,
     same_settings,
+    same_value,
 )
 from ._cluster import (
     BoundSeries,
@@ -247,8 +249,26 @@ class BaseKernelSearchCV(BaseEstimator):
                           source=source, large=large, splits=splits, fold_score=fold_score,
                           score_gram=score_gram, n_average=self._n_average())
         self._say_plan(plan)
+        self._warn_unused(plan)
         self._default_rules(plan)
         return plan
+
+    def _warn_unused(self, plan):
+        """Warn about a large-n or screening option given where its path does not run."""
+        defaults = init_defaults(self)
+        unused = {
+            "large_n": ("the exact leave-one-out search (protocol='loo', cv=None) alone "
+                        "has a large-n path", not plan.exact_loo),
+            "n_components": (f"the {len(plan.raw)} training series are searched on their "
+                             f"exact Grams (at or below large_n)", not plan.large),
+            "screen": ("the screening applies to the exact leave-one-out search on exact "
+                       "Grams only", not plan.exact_loo or plan.large),
+        }
+        for name, (why, applies) in unused.items():
+            value = getattr(self, name, defaults.get(name))
+            if applies and name in defaults and not same_value(value, defaults[name]):
+                warnings.warn(f"{name}={value!r} is not used: {why}", UserWarning,
+                              stacklevel=6)  # the caller of fit
 
     def _protocol_parts(self, base, raw, y, groups, exact_loo, source):
         """Return the folds, and the fold scorer or the Gram scorer, of the protocol."""
