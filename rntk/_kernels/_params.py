@@ -21,7 +21,8 @@ for an option it does not vary, and then for every engine that lacks it):
   :func:`table_options`, their docstrings from :data:`RNTK_PARAMS_DOC` or
   :data:`RNTK_PARAM_LIST`; a test checks every signature against this table): the GP
   kernel :class:`rntk.RNTK` (``_gp.py``), ``sensitivity`` and ``mean_sensitivity``
-  (``_sensitivity.py``), the estimators (``rntk/_estimators/_rntk.py``, ``_cv.py``),
+  (``_sensitivity.py``), the estimators (``rntk/_estimators/_rntk.py``; the searches take
+  them whole, ``estimator=``),
   :class:`rntk.RNTKNystroem` (``rntk/_nystroem.py``); ``rntk.distributed`` takes them
   as ``**kernel`` and needs nothing;
 * the finite networks whose wide limit is the kernel, where the option is part of the
