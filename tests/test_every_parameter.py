@@ -129,10 +129,26 @@ def _threads_are_read(cls, value):
         _observe(_make(cls, n_jobs=0))
 
 
-def _device_is_read(cls, value):
-    """``device="cuda"`` goes to the GPU engine (here: no GPU, or numba-cuda absent)."""
-    with pytest.raises((ImportError, RuntimeError, ValueError), match="(?i)cuda|gpu"):
-        _observe(_make(cls, device=value))
+def _device_is_read(cls, value, monkeypatch):
+    """``device="cuda"`` goes to the GPU engine: its result, or its error without a GPU."""
+    try:
+        from rntk._kernels import _cuda
+    except ImportError:  # the engine's module itself needs numba-cuda
+        with pytest.raises(ImportError, match="(?i)cuda"):
+            _observe(_make(cls, device=value))
+        return
+    called = []
+    real = _cuda.rntk_kernel_cuda
+    monkeypatch.setattr(_cuda, "rntk_kernel_cuda",
+                        lambda *a, **k: called.append(1) or real(*a, **k))
+    try:
+        got = _observe(_make(cls, device=value))
+    except (ImportError, RuntimeError) as exc:  # no numba-cuda, or no usable GPU
+        assert called, "the CPU engine ran"
+        assert "cuda" in str(exc).lower() or "gpu" in str(exc).lower(), exc
+        return
+    assert called  # the GPU engine (or numba's simulator of it) computed the Grams
+    np.testing.assert_allclose(got, _observe(_make(cls)), rtol=1e-8, atol=1e-10)
 
 
 def _precision_is_read(cls, value):
@@ -328,12 +344,14 @@ def test_every_parameter_of_every_public_estimator_has_a_row():
 @pytest.mark.parametrize("cls, name", [(cls, name) for cls, rows in CASES.items()
                                        for name in rows],
                          ids=lambda v: v.__name__ if isinstance(v, type) else str(v))
-def test_the_value_is_used_refused_or_warned_about(cls, name):
+def test_the_value_is_used_refused_or_warned_about(cls, name, monkeypatch):
     value, how = CASES[cls][name]
     default = inspect.signature(cls).parameters[name].default
     if default is not inspect.Parameter.empty:
         assert not _same_default(value, default), (cls.__name__, name)
-    if callable(how):
+    if how is _device_is_read:
+        how(cls, value, monkeypatch)
+    elif callable(how):
         how(cls, value)
     elif how == "changes":
         assert not _same(_observe(_make(cls, **{name: value})), _observe(_make(cls)))
