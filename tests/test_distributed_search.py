@@ -236,7 +236,7 @@ def test_blocks_of_files(rng, tmp_path):
 def test_features_on_disk_are_read_back_or_computed_again(rng):
     """Outside a worker the file goes to the temporary folder; a lost file is recomputed."""
     from rntk import RNTKNystroem
-    from rntk._model_selection._cluster import _first_pass, _second_pass
+    from rntk._model_selection._cluster_path import _first_pass, _second_pass
     from rntk._model_selection._loo import one_vs_all_targets
     from rntk._model_selection._on_workers import loo_of
     X = rng.normal(size=(30, 8))
@@ -284,7 +284,7 @@ def test_a_file_of_features_travels_light_and_finds_its_block_again(client, rng)
     import pickle
 
     from rntk import RNTKNystroem
-    from rntk._model_selection._cluster import _block_features, _first_pass, _item_ref
+    from rntk._model_selection._cluster_path import _block_features, _first_pass, _item_ref
     from rntk._model_selection._loo import one_vs_all_targets
     X = rng.normal(size=(400, 50))
     targets = ((np.arange(400) % 2).astype(np.uint8)[40:], one_vs_all_targets([0, 1])[1])
@@ -329,7 +329,7 @@ def test_series_in_memory_stay_in_memory_without_dasks_backend(rng):
 def test_the_tree_built_while_submitting_is_combine_rs_tree(n_blocks):
     # the R factors combined as they are submitted (a bounded number waiting): the same
     # nodes as combine_r's level-by-level tree, so the same factor bitwise
-    from rntk._model_selection._cluster import _Tree
+    from rntk._model_selection._cluster_path import _Tree
     from rntk._model_selection._features import combine_r
 
     class Done:  # a finished future
@@ -356,7 +356,7 @@ def test_the_tree_lets_go_of_the_nodes_it_waited_for(monkeypatch):
     # worker until the setting ends: once waited for, only its parent holds it
     import weakref
 
-    from rntk._model_selection import _cluster
+    from rntk._model_selection import _cluster_path as _cluster
 
     class Done:
         def __init__(self, value):
@@ -437,7 +437,8 @@ def test_results_are_gathered_a_few_blocks_at_a_time(capsys):
 def test_the_workers_hold_a_class_code_per_series_not_its_targets(client, data):
     # held for the whole fit, the targets and labels were n x (n_targets + 1) floats over
     # the workers (40 MB at a million series of 4 classes); a byte per series now
-    from rntk._model_selection._cluster import BoundSeries, ClusterFeaturePath
+    from rntk._model_selection._cluster import BoundSeries
+    from rntk._model_selection._cluster_path import ClusterFeaturePath
     from rntk._model_selection._loo import one_vs_all_targets
     X, y, *_ = data
     labels = np.array(["ant", "bee", "cow"])[y]

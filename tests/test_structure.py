@@ -272,13 +272,6 @@ def test_the_scattered_check_finds_what_it_looks_for(line):
     assert SCATTERED.search(line)
 
 
-def test_no_module_is_a_monolith():
-    sizes = {str(p.relative_to(PACKAGE)): len(p.read_text(encoding="utf-8").splitlines())
-             for p in PACKAGE.rglob("*.py")}
-    assert max(sizes.values()) <= 800, sorted(sizes.items(), key=lambda kv: -kv[1])[:3]
-
-
-# --------------------------------------------------------------------------- engine
 def test_engine_never_selects_a_non_finite_gram(rng):
     X = rng.normal(size=(24, 6))
     y = np.repeat([0, 1], 12)

@@ -38,13 +38,8 @@ from ._candidates import (
     same_settings,
     same_value,
 )
-from ._cluster import (
-    BoundSeries,
-    ClusterFeaturePath,
-    apply_blocks,
-    predict_source,
-    training_series,
-)
+from ._cluster import BoundSeries, apply_blocks, predict_source, training_series
+from ._cluster_path import ClusterFeaturePath
 from ._features import LARGE_N_COMPONENTS, feature_path
 from ._loo import _check_two_classes
 from ._protocol import SearchableEstimator
