@@ -82,8 +82,7 @@ def check_some_score(means, outcome):
 
 def init_defaults(est):
     """Return the defaults of the parameters of ``type(est).__init__``, by name."""
-    return {k: p.default for k, p in inspect.signature(type(est)).parameters.items()
-            if p.kind is not p.VAR_KEYWORD}
+    return {k: p.default for k, p in inspect.signature(type(est)).parameters.items()}
 
 
 def check_default_grid_values(search, base, grid):

@@ -146,13 +146,12 @@ def search_grams(grams, groups, candidates, y, splits, fold_score=None, *, score
     """
     if (fold_score is None) == (score_gram is None):
         raise ValueError("give exactly one of fold_score and score_gram")
-    run = _GramSearch(groups, candidates, y, splits, fold_score, score_gram, error_score,
-                      keep, prior, same_as, skip)
-    # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     n_workers = effective_n_jobs(n_jobs)
     pool = ThreadPoolExecutor(n_workers) if n_workers > 1 else None
+    run = _GramSearch(groups, candidates, y, splits, fold_score, score_gram, error_score,
+                      keep, prior, same_as, skip, pool)
+    # the fold fits are small: one BLAS thread is faster and does not oversubscribe
     with one_blas_thread(len(y) < 2000), (pool if pool is not None else nullcontext()):
-        run.pool = pool
         t = time.perf_counter()
         for s, K in zip(range(len(groups)), grams):
             run.kernel_time[groups[s]] = time.perf_counter() - t
@@ -167,10 +166,10 @@ class _GramSearch:
     """The state of one :func:`search_grams`: scores, the best so far, the kept Grams."""
 
     def __init__(self, groups, candidates, y, splits, fold_score, score_gram, error_score,
-                 keep, prior, same_as, skip):
+                 keep, prior, same_as, skip, pool):
         self.groups, self.candidates, self.y, self.splits = groups, candidates, y, splits
         self.fold_score, self.score_gram, self.error_score = fold_score, score_gram, error_score
-        self.keep, self.skip, self.pool = keep, skip, None
+        self.keep, self.skip, self.pool = keep, skip, pool
         n_cand = len(candidates)
         self.scores = np.full((n_cand, len(splits)), np.nan)
         self.tiebreak, self.kernel_time, self.fit_time = (np.zeros(n_cand) for _ in range(3))

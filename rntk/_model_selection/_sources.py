@@ -13,7 +13,6 @@ from abc import ABC, abstractmethod
 
 from sklearn.base import clone
 
-from .._representations import PREPARATION_NAMES
 from .._utils import KernelOverflowError
 
 __all__ = ["CudaGrams", "GramSource", "NumbaGrams"]
@@ -68,33 +67,25 @@ class NumbaGrams(GramSource):
 CUDA_BATCH = 64
 
 
-def _series_prep(est):
-    return tuple(getattr(est, name, None) for name in PREPARATION_NAMES)
-
-
 class CudaGrams(GramSource):
     """The exact Grams from batched GPU launches (``device="cuda"``).
 
     The groups that share the series' preparation (the parameters of
     :data:`rntk._representations.PREPARATIONS`) are computed together, up to
-    ``batch`` settings per launch; a batch that overflows is recomputed one setting
-    at a time, so that only the overflowing settings give ``None``.
+    :data:`CUDA_BATCH` settings per launch; a batch that overflows is recomputed one
+    setting at a time, so that only the overflowing settings give ``None``.
     """
-
-    def __init__(self, batch=None):
-        self.batch = batch
 
     def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
         from .._kernels._cuda import rntk_kernel_cuda_batched
 
-        size = self.batch or CUDA_BATCH
         ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
         ready = {}
         for g, est in enumerate(ests):
             if g not in ready:
-                scale = _series_prep(est)
+                scale = est._preparation_values()
                 batch = [h for h in range(g, len(ests))
-                         if _series_prep(ests[h]) == scale][:size]
+                         if ests[h]._preparation_values() == scale][:CUDA_BATCH]
                 xs = est._prepare(raw)
                 try:
                     Ks = rntk_kernel_cuda_batched(xs, None,
