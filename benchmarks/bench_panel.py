@@ -49,13 +49,32 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
-from tune_panel_grid import peer_results  # noqa: E402
 
 from rntk import RNTKClassifierCV
 from rntk._model_selection import DEFAULT_SAME
 from rntk._preprocessing import interpolate_missing
 from rntk.datasets import load_ts, read_tsv  # noqa: E402
 
+
+def peer_results(data_home):
+    """Rows of ``peer_results.csv`` beside the panel (names, sizes, MiniRocket's scores)."""
+    with open(Path(data_home).parent / "peer_results.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def panel_names(data_home, datasets=None, smallest=False):
+    """Return the names given (comma-separated), else the panel's (``peer_results.csv``).
+
+    ``smallest``: without ``datasets``, only the set of fewest training steps (``--quick``).
+    """
+    if datasets:
+        return datasets.split(",")
+    peers = {r["dataset"]: r for r in peer_results(data_home)}
+    names = sorted(peers)
+    if smallest:
+        names = [min(names, key=lambda n: int(peers[n]["n_train"])
+                     * int(peers[n]["max_length"]))]
+    return names
 
 def _load(name, home):
     out = []
@@ -205,6 +224,8 @@ def main(argv=None):
                     row["rntk_params"] = repr(params)
         if "minirocket" not in methods:  # --quick without aeon
             row["minirocket_acc"] = row["minirocket_s"] = np.nan
+        for col in ("published_hc2", "published_mr_hydra"):  # the README's picture
+            row[col] = peers.get(name, {}).get(col, "")
         rows.append(row)
         print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
               f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)"

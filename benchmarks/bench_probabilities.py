@@ -40,8 +40,7 @@ from sklearn.calibration import CalibratedClassifierCV
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_panel import _load  # noqa: E402
-from tune_panel_grid import panel_names  # noqa: E402
+from bench_panel import _load, panel_names  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
 from rntk.benchmarking.stats import calibration_bins, probability_metrics  # noqa: E402

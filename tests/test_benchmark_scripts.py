@@ -20,7 +20,9 @@ from rntk.model_selection import DEFAULT_ALPHA
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
-SCRIPTS = sorted(p.name for p in BENCHMARKS.glob("*.py"))
+STUDIES = BENCHMARKS / "studies"
+#: The timing scripts and the studies (not the studies' harness, a module).
+SCRIPTS = sorted(p.name for p in [*BENCHMARKS.glob("*.py"), *STUDIES.glob("tune_*.py")])
 
 
 def _private_imports(path):
@@ -71,12 +73,17 @@ def _test_sources():
     return found
 
 
-@pytest.mark.parametrize("script", SCRIPTS)
+#: Scripts without a long run to shorten: headline.py reads the committed CSVs (its table
+#: and its plot are run by tests/test_docs.py).
+NO_QUICK_MODE = {"headline.py"}
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if s not in NO_QUICK_MODE])
 def test_every_script_has_a_quick_mode_that_a_test_runs(script):
     # bench_gpu.py's --quick (alias --smoke) runs on numba's CUDA simulator, in
     # test_cuda_sim.py
-    source = (BENCHMARKS / script).read_text(encoding="utf-8")
-    # the nested-CV studies take it from tune_panel_grid.study_args
+    source = _path(script).read_text(encoding="utf-8")
+    # the nested-CV studies take it from the harness's study_args
     assert '"--quick"' in source or "T.study_args(" in source, \
         f"{script} has no --quick option"
     runs = [src for src in _test_sources() if re.search(rf"\b{re.escape(script)}\b", src)
@@ -85,8 +92,18 @@ def test_every_script_has_a_quick_mode_that_a_test_runs(script):
                for src in runs), f"no test runs {script} --quick"
 
 
+def _path(name):
+    """A timing script of ``benchmarks/``, else a study of ``benchmarks/studies/``."""
+    return BENCHMARKS / name if (BENCHMARKS / name).exists() else STUDIES / name
+
+
+def test_no_study_among_the_timing_scripts():
+    assert not list(BENCHMARKS.glob("tune_*.py"))
+    assert (STUDIES / "harness.py").exists()
+
+
 def _script(name):
-    spec = importlib.util.spec_from_file_location(name[:-3], BENCHMARKS / name)
+    spec = importlib.util.spec_from_file_location(name[:-3], _path(name))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -406,7 +423,7 @@ def test_tune_channels_quick(ts_panel, tmp_path):
     # the mean over channels is the mean of the one-channel Grams
     xtr, _, xte, _ = _script("tune_local_shapes.py").load("Motions", ts_panel)
     G = module.set_grams("Motions", (xtr, xte), tmp_path / "cache")
-    one = [_script("tune_panel_grid.py").grams(f"Motions__ch{c}", "pool8",
+    one = [_script("harness.py").grams(f"Motions__ch{c}", "pool8",
                                                ([x[:, c:c + 1] for x in xtr], None),
                                                tmp_path / "cache", "float32")[0]
            for c in range(2)]
@@ -448,7 +465,7 @@ def test_bench_panel_compares_precisions(panel, tmp_path):
 
 
 def test_lag_window_reads_the_lagged_steps_as_channels():
-    lag_window = _script("tune_panel_grid.py").lag_window
+    lag_window = _script("harness.py").lag_window
     x = np.column_stack([np.arange(1.0, 6.0), -np.arange(1.0, 6.0)])
     expected = np.array([[1, -1, 0, 0], [2, -2, 0, 0], [3, -3, 1, -1], [4, -4, 2, -2],
                          [5, -5, 3, -3]]) / np.sqrt(2)

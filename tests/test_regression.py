@@ -220,11 +220,12 @@ def test_the_regressor_beats_the_mean_on_a_level_and_scale_task(rng):
 
 
 def test_gram_of_the_tuning_script_matches_the_estimator(rng):
-    """``benchmarks/tune_regression_grid.py`` prepares series as the estimator does."""
+    """``benchmarks/studies/tune_regression_grid.py`` prepares series as the estimator does."""
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "tune_regression_grid.py"
+    path = (Path(__file__).resolve().parents[1] / "benchmarks" / "studies"
+            / "tune_regression_grid.py")
     spec = importlib.util.spec_from_file_location("tune_regression_grid", path)
     tune = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tune)

@@ -20,7 +20,7 @@ their standard errors) under ``--out``. Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_screening.py [--data-home DIR ...] [--min-train N]
+    python benchmarks/studies/tune_screening.py [--data-home DIR ...] [--min-train N]
         [--out DIR] [--quick]
 """
 
@@ -32,9 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
 from bench_panel import _load  # noqa: E402
-from tune_panel_grid import outer_folds  # noqa: E402
+from harness import outer_folds  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
 
@@ -112,7 +113,7 @@ def main(argv=None):
     """Run the study; return the rows."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", nargs="+",
-                    default=[str(HERE.parent.parent / "shared" / "data" / "ucr")])
+                    default=[str(HERE.parents[2] / "shared" / "data" / "ucr")])
     ap.add_argument("--min-train", type=int, default=300,
                     help="screen the sets of at least this many training series")
     ap.add_argument("--out", default="results/tune_screening")

@@ -31,7 +31,7 @@ Writes ``nested.csv`` and ``nested.md`` into ``--out``; the Grams are cached in
 
 Usage::
 
-    python benchmarks/tune_regression_grid.py [--data-home DIR] [--datasets A,B]
+    python benchmarks/studies/tune_regression_grid.py [--data-home DIR] [--datasets A,B]
         [--out DIR] [--cache DIR] [--seeds 0,1] [--test] [--quick]
 """
 
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # the studies, the timing scripts
 
 from bench_tser import dataset_names, default_home  # noqa: E402
 from bench_tser import load as load_set  # noqa: E402

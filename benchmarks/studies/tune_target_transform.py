@@ -15,7 +15,7 @@ Writes ``target_transform.csv`` and ``target_transform.md`` under ``--out``. Res
 
 Usage::
 
-    python benchmarks/tune_target_transform.py [--quick] [--data-home DIR] [--out DIR]
+    python benchmarks/studies/tune_target_transform.py [--quick] [--data-home DIR] [--out DIR]
 """
 
 import argparse
@@ -26,7 +26,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import KFold
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
 import bench_tser as R  # noqa: E402
 
 from rntk import RNTKRegressorCV  # noqa: E402

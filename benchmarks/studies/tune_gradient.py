@@ -34,7 +34,7 @@ Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_gradient.py [--quick] [--channels] [--several-channels]
+    python benchmarks/studies/tune_gradient.py [--quick] [--channels] [--several-channels]
         [--data-home DIR] [--cache DIR] [--out DIR] [--settings 1,2,...] [--maxfun N]
         [--datasets A,B,...]
 """
@@ -48,11 +48,12 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import minimize
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_beside as B  # noqa: E402
 import tune_local_shapes as LS  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 
 from rntk import KernelOverflowError, rntk_kernel  # noqa: E402
 from rntk.model_selection import DEFAULT_ALPHA, RidgeLOOScorer  # noqa: E402

@@ -21,7 +21,7 @@ of sets where it is the lowest). Writes ``calibration.csv`` and ``calibration.md
 
 Usage::
 
-    python benchmarks/tune_calibration.py [--data-home DIR] [--datasets A,B] [--out DIR]
+    python benchmarks/studies/tune_calibration.py [--data-home DIR] [--datasets A,B] [--out DIR]
         [--quick]
 """
 
@@ -34,10 +34,10 @@ import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path[:0] = [str(HERE), str(HERE.parent)]  # the studies, the timing scripts
 
 from bench_panel import _load  # noqa: E402
-from tune_panel_grid import panel_names  # noqa: E402
+from harness import panel_names  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
 from rntk._model_selection._calibration import decision_log_proba, fit_temperature
@@ -80,7 +80,7 @@ def nested_nll(X, y, grid=None, seed=0):
 def main(argv=None):
     """Run the nested comparison; return the result rows."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-home", default=str(HERE.parent.parent / "shared" / "data" / "ucr"))
+    p.add_argument("--data-home", default=str(HERE.parents[2] / "shared" / "data" / "ucr"))
     p.add_argument("--datasets", default=None, help="comma list (default: the panel)")
     p.add_argument("--out", default="results/tune_calibration")
     p.add_argument("--quick", action="store_true", help="the smallest set, a small grid")

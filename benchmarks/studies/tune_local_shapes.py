@@ -31,7 +31,8 @@ Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_local_shapes.py [--quick] [--replace | --levels] [--data-home DIR]
+    python benchmarks/studies/tune_local_shapes.py [--quick] [--replace | --levels]
+        [--data-home DIR]
         [--cache DIR] [--out DIR] [--precision auto|float64]
 """
 
@@ -42,9 +43,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
 from rntk import ShapeQuantiles  # noqa: E402

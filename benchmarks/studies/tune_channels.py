@@ -24,7 +24,8 @@ under ``--out``; ``--quick`` runs the smallest set of the folder. Results: see
 
 Usage::
 
-    python benchmarks/tune_channels.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+    python benchmarks/studies/tune_channels.py [--quick] [--data-home DIR] [--cache DIR]
+        [--out DIR]
 """
 
 import argparse
@@ -33,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_local_shapes as L  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
 #: The default's six settings before the shape setting (``tune_panel_grid.py``'s names);

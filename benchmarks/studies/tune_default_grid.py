@@ -12,7 +12,7 @@ a small set).
 
 Usage::
 
-    python benchmarks/tune_default_grid.py [--data-home DIR] [--out DIR] [--quick]
+    python benchmarks/studies/tune_default_grid.py [--data-home DIR] [--out DIR] [--quick]
 """
 
 import argparse
@@ -78,7 +78,7 @@ def _size(row):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[2] / "shared"
+    p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[3] / "shared"
                                               / "data" / "ucr"))
     p.add_argument("--out", default="results/tune_default_grid")
     p.add_argument("--quick", action="store_true", help="the smallest dataset only")

@@ -27,7 +27,7 @@ against the default, with their standard errors) under ``--out``.
 
 Usage::
 
-    python benchmarks/tune_cntk.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+    python benchmarks/studies/tune_cntk.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
         [--precision auto|float64]
 """
 
@@ -36,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_local_shapes as LS  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 import tune_precision as P  # noqa: E402
 
 from rntk import BlockMeans, cntk_kernel  # noqa: E402

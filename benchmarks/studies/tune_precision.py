@@ -29,7 +29,8 @@ Results: see ``benchmarks/README.md``.
 
 Usage::
 
-    python benchmarks/tune_precision.py [--quick] [--data-home DIR] [--cache DIR] [--out DIR]
+    python benchmarks/studies/tune_precision.py [--quick] [--data-home DIR] [--cache DIR]
+        [--out DIR]
         [--tser DIR]
 """
 
@@ -40,9 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 
 #: The default grid's seven settings, in ``tune_panel_grid.py``'s names.
 SEVEN = E.DEFAULT + [E.QUANTILES[0]]

@@ -51,7 +51,7 @@ Writes ``rules.csv`` / ``rules.md`` (or ``replace.csv`` / ``replace.md``) under 
 
 Usage::
 
-    python benchmarks/tune_panel_ensembles.py [--replace] [--quick] [--data-home DIR]
+    python benchmarks/studies/tune_panel_ensembles.py [--replace] [--quick] [--data-home DIR]
         [--cache DIR] [--out DIR]
 """
 
@@ -65,8 +65,9 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tune_panel_grid as T  # noqa: E402
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 
 from rntk._estimators._ridge import relative_ridge
 from rntk._model_selection import unit_rms

@@ -29,7 +29,7 @@ a small set).
 
 Usage::
 
-    python benchmarks/tune_readout_grid.py [--data-home DIR] [--cache DIR] [--out DIR]
+    python benchmarks/studies/tune_readout_grid.py [--data-home DIR] [--cache DIR] [--out DIR]
         [--quick]
 """
 
@@ -120,7 +120,7 @@ def _select_predict(Ks, y, Kts):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[2] / "shared"
+    p.add_argument("--data-home", default=str(Path(__file__).resolve().parents[3] / "shared"
                                               / "data" / "ucr"))
     p.add_argument("--cache", default="results/tune_readout_grid/grams")
     p.add_argument("--out", default="results/tune_readout_grid")

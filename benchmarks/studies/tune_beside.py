@@ -69,7 +69,7 @@ Writes ``beside.csv`` and ``beside.md`` under ``--out``. Results: see
 
 Usage::
 
-    python benchmarks/tune_beside.py [--quick] [--transforms | --rules | --priors]
+    python benchmarks/studies/tune_beside.py [--quick] [--transforms | --rules | --priors]
         [--several-channels] [--data-home DIR] [--cache DIR] [--out DIR]
         [--precision auto|float64]
 """
@@ -80,10 +80,11 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent),  # the harness, the studies
+                str(Path(__file__).resolve().parents[1])]  # the timing scripts
+import harness as T  # noqa: E402
 import tune_local_shapes as LS  # noqa: E402
 import tune_panel_ensembles as E  # noqa: E402
-import tune_panel_grid as T  # noqa: E402
 
 from rntk import mlp_ntk_kernel  # noqa: E402
 from rntk._model_selection._loo import decision_to_labels
