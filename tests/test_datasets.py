@@ -247,3 +247,55 @@ def test_bad_ts_files(tmp_path, content, match):
     p.write_text(content)
     with pytest.raises(ValueError, match=match):
         load_ts(p)
+
+
+# -- the extrinsic regression archive --------------------------------------------------------
+def test_load_tser_bundled_covid3month():
+    from rntk.datasets import load_tser
+
+    X_train, y_train, X_test, y_test = load_tser("Covid3Month")
+    assert X_train.shape == (140, 84) and X_test.shape == (61, 84)
+    assert y_train.dtype == np.float64 and np.isfinite(X_train).all()
+    # the targets are death rates: in [0, 1], not all equal
+    assert 0 <= y_train.min() < y_train.max() <= 1
+    X, y = load_tser("Covid3Month", split="test")
+    np.testing.assert_array_equal(X, X_test)
+
+
+def _write_ts(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("@problemName Toy\n@timeStamps false\n@missing false\n@univariate true\n"
+                    "@equalLength true\n@targetlabel true\n@data\n"
+                    + "".join(",".join(map(str, x)) + f":{t}\n" for x, t in rows))
+
+
+def test_load_tser_reads_a_folder_before_the_bundled_copy(tmp_path):
+    from rntk.datasets import load_tser
+
+    for split, rows in (("TRAIN", [([1, 2, 3], 0.5), ([3, 2, 1], 1.5)]),
+                        ("TEST", [([0, 1, 0], 2.5)])):
+        _write_ts(tmp_path / "Covid3Month" / f"Covid3Month_{split}.ts", rows)
+    X, y = load_tser("Covid3Month", split="train", data_home=tmp_path)
+    np.testing.assert_array_equal(X, [[1, 2, 3], [3, 2, 1]])
+    np.testing.assert_array_equal(y, [0.5, 1.5])
+
+
+def test_load_tser_errors(tmp_path):
+    from rntk.datasets import load_tser
+
+    with pytest.raises(ValueError, match="unknown TSER dataset 'FloodModeling1'.*Covid3Month"):
+        load_tser("FloodModeling1")
+    with pytest.raises(ValueError, match="split must be"):
+        load_tser("Covid3Month", split="validation")
+    with pytest.raises(ValueError, match="does not exist"):
+        load_tser("Covid3Month", data_home=tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="missing"):
+        load_tser("Covid3Month", missing="drop")
+    # a classification file is not a regression set
+    for split in ("TRAIN", "TEST"):
+        p = tmp_path / "Cls" / f"Cls_{split}.ts"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("@problemName Cls\n@timeStamps false\n@missing false\n@univariate true\n"
+                     "@equalLength true\n@classLabel true a b\n@data\n1,2,3:a\n3,2,1:b\n")
+    with pytest.raises(ValueError, match="no numeric regression targets"):
+        load_tser("Cls", data_home=tmp_path)

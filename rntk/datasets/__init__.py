@@ -6,7 +6,8 @@
 series archive", 2019); any other dataset of the archives is downloaded by name into
 a user cache folder (:func:`fetch_ucr`, called by :func:`load_ucr`). :func:`list_ucr`
 lists what is available, with sizes; :func:`find_ucr` names the files a dataset is
-read from; :func:`load_ts` and :func:`read_tsv` read single files.
+read from; :func:`load_ts` and :func:`read_tsv` read single files. :func:`load_tser`
+reads the extrinsic regression archive's datasets, one of which (Covid3Month) is bundled.
 
 The modules, bottom-up: ``_base`` (the folder layout, text lines, labels, padded arrays
 to the package's layouts), ``_tsv`` and ``_ts`` (the two file formats), ``_download``
@@ -16,10 +17,11 @@ to the package's layouts), ``_tsv`` and ``_ts`` (the two file formats), ``_downl
 
 from ._download import UCR_URL, DownloadError, fetch_ucr
 from ._ts import load_ts
+from ._tser import load_tser
 from ._tsv import read_tsv
 from ._ucr import BUNDLED_DATASETS, find_ucr, list_ucr, load_ucr
 
 __all__ = [
-    "load_ucr", "list_ucr", "find_ucr", "load_ts", "read_tsv", "fetch_ucr", "DownloadError",
-    "BUNDLED_DATASETS", "UCR_URL",
+    "load_ucr", "load_tser", "list_ucr", "find_ucr", "load_ts", "read_tsv", "fetch_ucr",
+    "DownloadError", "BUNDLED_DATASETS", "UCR_URL",
 ]
