@@ -144,16 +144,18 @@ def _check_no_representation(search, base):
 _SEARCH_DOC = """param_grid : dict or list of dict, default=None
     Grid of parameters of ``estimator``, as in
     :class:`~sklearn.model_selection.GridSearchCV`; parameters not in it take the
-    estimator's values. ``None`` is the protocol's grid: {default}. The default grid
-    sets some parameters in its settings (listed in ``default_grid``); an
-    ``estimator`` whose value of one of them is not its default is refused, with the
-    ``param_grid`` that asks for it. The others (``n_layers``, ``activation``,
-    ``kind``, ...) are the estimator's in every setting.
+    estimator's values. ``None`` is the protocol's grid,
+    {default}.
+    The default grid sets some parameters in its settings; an ``estimator`` whose
+    value of one of them is not its default is refused, with the ``param_grid`` that
+    asks for it. The others (``n_layers``, ``activation``, ``kind``, ...) are the
+    estimator's in every setting.
 estimator : {estimator}, default=None
     The estimator whose parameters are searched; ``None``: ``{estimator}()``. Its
     kernel, series and device parameters apply to every candidate that does not
-    set them. Its ``model`` is the protocol's ({models}; another is refused), and
-    ``missing``, ``n_jobs`` and ``precision`` are this search's (set them here).
+    set them. Its ``model`` is the protocol's (another is refused):
+    {models}. Its ``missing``, ``n_jobs`` and ``precision`` are this search's (set
+    them here).
 protocol : {{"loo", "paper"}}, default="loo"
     ``"loo"``: {loo}, selected by the exact leave-one-out score of every candidate
     (all ridges of a kernel setting from one eigendecomposition of its Gram), or on
@@ -170,9 +172,8 @@ scoring : str or callable, default=None
 _SEARCH_DOC_TAIL = """precision : {{"float64", "float32", "auto"}}, default="auto"
     Arithmetic of the Numba engine, as in :func:`rntk.rntk_kernel`. ``"auto"``:
     float32 for the mean-readout settings (``readout="mean"``: every setting of the
-    default grid), float64 for the last-step ones; the mean readouts in float32 scored
-    as in float64 by nested CV on the development panel, in about 0.8x the Gram time
-    (``benchmarks/tune_precision.py``). The ``large_n`` path computes in float64.
+    default grid), float64 for the last-step ones: as accurate, in about 0.8x the
+    Gram time. The ``large_n`` path computes in float64.
 {missing}
 refit : bool, default=True
     Refit the best candidate on the whole training set (reusing its Gram).
@@ -264,19 +265,14 @@ self : {estimator}CV
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 7 kernel settings (the "
-             "one-layer mean-readout RNTK on RMS-scaled series, read out at every step "
-             "with a band of 8 steps (on series pooled to at most 128 steps), or on "
-             "block means of 8 steps with up to 128 readouts; the same on the series as "
-             "given, which keeps their level and scale, with the band or on block means "
-             "of 4 steps; and the banded one on amplitude spectra, ``spectrum``, and "
-             "on the quantile functions of values, slopes and curvatures at 1, 4 and "
-             "16 steps, ``shapes``, and at 1, 2, 4, 8 and 16 steps, ``octave_shapes``; "
-             "6 on series of several channels: the band on RMS-scaled series left out, "
-             "``MULTICHANNEL_LEFT_OUT``) x 9 "
-             "relative ridges ``alpha`` (``1e-6 .. 100``), the refitted model averaging "
-             "the best candidates of the 3 best settings (``n_average``); with "
-             "``protocol='paper'`` the paper's 900 kernel settings x 5 values of ``C``"),
+    default=("with ``protocol='loo'`` the default grid: 7 kernel settings of the\n"
+             "    one-layer mean-readout RNTK on several views of each series (scaled,\n"
+             "    as given, its amplitude spectrum, its local shapes; 6 on series of\n"
+             "    several channels) x 9 relative ridges ``alpha``, the best candidates\n"
+             "    of the 3 best settings averaged (``rntk.model_selection.default_grid``\n"
+             "    lists them; the user guide says how they were chosen); with\n"
+             "    ``protocol='paper'``, the paper's 900 kernel settings x 5 values of\n"
+             "    ``C``"),
     loo="one-vs-all kernel ridge classification with an unpenalised intercept "
         "(``RNTKClassifier(model='ridge')``)",
     paper="C-SVM, 10-fold stratified cross-validation, Appendix A.1",
@@ -293,7 +289,7 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
     but on the precomputed sequence kernel): one RNTK Gram per kernel setting, one
     eigendecomposition of it, and the exact leave-one-out accuracy of every ridge
     ``alpha`` in closed form. Seconds on the UCR datasets where the paper's protocol
-    takes minutes to hours, at the same mean accuracy (see ``benchmarks/README.md``).
+    takes minutes to hours, at the same mean accuracy.
 
     ``protocol="paper"`` is the RNTK paper's protocol (Appendix A.1), as
     ``GridSearchCV(RNTKClassifier(), param_grid, cv=10)`` (same folds, scores and
@@ -324,10 +320,10 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
         intercept, on the Nystroem Gram) and selection, the exact leave-one-out from
         the R factor of the features (a QR decomposition, block by block), in time and
         memory linear in the number of series. The refitted classifiers then have the
-        landmarks as their training series. ``"auto"``: 3000 (see
-        ``benchmarks/bench_large_n.py``); ``None``: never. Training series given as
-        :class:`rntk.distributed.SeriesBlocks` (or a dask array) run this search on
-        their Dask cluster, block by block, with the same result.
+        landmarks as their training series. ``"auto"``: 3000; ``None``: never.
+        Training series given as :class:`rntk.distributed.SeriesBlocks` (or a dask
+        array) run this search on their Dask cluster, block by block, with the same
+        result.
     n_components : int, default=500
         Landmarks (features) of the ``large_n`` path.
     screen : "auto", int or None, default="auto"
@@ -339,8 +335,7 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
         (:class:`~sklearn.model_selection.HalvingGridSearchCV`). The others are never
         selected: their candidates' ``mean_test_score`` is NaN, and
         ``cv_results_["screen_test_score"]`` has every candidate's subsample score.
-        ``"auto"``: 1000 (from 2,001 series; see ``benchmarks/tune_screening.py``);
-        ``None``: never.
+        ``"auto"``: 1000 (so from 2,001 series); ``None``: never.
     {tail}
 
     Examples
@@ -477,17 +472,12 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` 3 kernel settings (the one-layer mean-readout "
-             "RNTK on series standardised channel by channel with the training set's "
-             "statistics, ``normalize='dataset'``: read out at every step with a band "
-             "of 8 steps, on series pooled to at most 64 steps; and the same on the "
-             "amplitude spectra on at most 64 frequencies, ``spectrum``, and on the "
-             "quantile functions of values and steps on at most 32 levels, "
-             "``quantiles``) x 10 relative ridges ``alpha`` (``1e-6 .. "
-             "100``, and ``inf``: the mean of the targets), the refitted model "
-             "averaging the best candidates of the 2 best settings (``n_average``); "
-             "with ``protocol='paper'`` the paper's 900 kernel settings x 20 values of "
-             "``alpha``"),
+    default=("with ``protocol='loo'`` the default grid: 3 kernel settings of the\n"
+             "    one-layer mean-readout RNTK (on standardised series, their amplitude\n"
+             "    spectra and their value quantiles) x 10 relative ridges ``alpha``\n"
+             "    (with ``inf``, the mean of the targets), the best candidates of the 2\n"
+             "    best settings averaged; with ``protocol='paper'``, the paper's 900\n"
+             "    kernel settings x 20 values of ``alpha``"),
     loo="kernel ridge regression with an unpenalised intercept, relative ridges and "
         "predictions clipped to the training targets' range (``RNTKRegressor(model="
         "'ridge')``)",

@@ -130,13 +130,13 @@ _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
 #: prior), with 1 and 2 series per class 55.80% and 63.94% against 54.49% and 62.79%,
 #: in 0.80x its Gram time. Every cheaper variant measured had a lower nested accuracy
 #: (half the cost cap of the pooled settings: 83.34% in 0.62x); see
-#: ``benchmarks/README.md`` and ``benchmarks/tune_panel_grid.py``. The quantile setting
-#: was added later by the same protocol (``benchmarks/tune_panel_ensembles.py
+#: ``benchmarks/README.md`` and ``benchmarks/studies/tune_panel_grid.py``. The quantile setting
+#: was added later by the same protocol (``benchmarks/studies/tune_panel_ensembles.py
 #: --replace``): 84.05% against 83.57% (+0.49 +- 0.25, the mean and standard error of
 #: the per-set differences), with 1 and 2 series per class 55.83% and 64.02%; 64
 #: levels rather than 32 (83.94%), and beside the last-step setting rather than in its
 #: place (83.88%). 0.4.0 reads the local shapes in its place (``shapes``, by the same
-#: protocol, ``benchmarks/tune_local_shapes.py``, with ``precision="auto"``), and the
+#: protocol, ``benchmarks/studies/tune_local_shapes.py``, with ``precision="auto"``), and the
 #: shapes at every octave in place of the last-step setting (``LAST_STEP_GRID``, the
 #: bidirectional two-layer RNTK read out at the last step: ``tune_local_shapes.py
 #: --replace``, +0.47 +- 0.21 nested on the UCR panel, -0.08 +- 1.66 on the 7 UEA sets,
@@ -156,7 +156,7 @@ DEFAULT_GRID = list(DEFAULT_SETTINGS.values())
 #: Settings of ``DEFAULT_SETTINGS`` the default classifier leaves out on series of more
 #: than one channel: the banded setting on unit-RMS series (``band``; the level-and-scale
 #: band stays). By the nested protocol on the 7 UEA sets of the development panel: 77.44%
-#: against 75.20% (+2.24 +- 1.09, 6 sets up, none down; ``benchmarks/tune_beside.py``),
+#: against 75.20% (+2.24 +- 1.09, 6 sets up, none down; ``benchmarks/studies/tune_beside.py``),
 #: and in six sevenths of the Gram time; on the UCR panel it stays (-0.13 +- 0.12 without
 #: it).
 MULTICHANNEL_LEFT_OUT = ("band",)
@@ -183,7 +183,7 @@ DEFAULT_N_AVERAGE = 3
 #: of the rest of each training set against 56.12% for the first two alone (the prior
 #: before the shape settings existed; +2.80 +- 0.66, 32 sets up, 12 down; chosen
 #: without each set in turn, +2.55 +- 0.75), and on the 7 UEA sets -1.15 +- 1.71 (all
-#: of it ``StandWalkJump``: 3 of 27 held-out series; ``benchmarks/tune_beside.py
+#: of it ``StandWalkJump``: 3 of 27 held-out series; ``benchmarks/studies/tune_beside.py
 #: --priors``).
 DEFAULT_PRIOR = [("level_band", 1e-1), ("spectrum", 1e-1), ("shapes", 1e-1)]
 
@@ -367,7 +367,7 @@ REGRESSION_SETTINGS = {"last": {**LAST_STEP_GRID, "normalize": ["dataset"]},
 
 #: Settings of the default regression protocol, by name in ``REGRESSION_SETTINGS``,
 #: chosen by nested cross-validation on the training sets of the 6-set extrinsic
-#: regression panel (``benchmarks/tune_regression_grid.py``, 5 outer folds x 5 shuffles):
+#: regression panel (``benchmarks/studies/tune_regression_grid.py``, 5 outer folds x 5 shuffles):
 #: the geometric mean over the sets of the outer-test RMSE over the mean predictor's is
 #: 0.854 with these three settings and 2 averaged members, the same as the spectrum and
 #: the band alone (0.854), and 0.844 for the three at the classifier's sizes, which cost
