@@ -106,7 +106,9 @@ def main(argv=None):
         X_train, y_train, X_test, y_test = load_ucr(args.dataset, data_home=args.data_home,
                                                     missing="interpolate")
     except (OSError, ValueError) as exc:  # unknown name, unreadable file, offline download
-        raise SystemExit(f"error: {exc}") from None
+        # the library's messages name its keyword; here the option is the way
+        raise SystemExit("error: " + str(exc).replace("data_home=", "--data-home")
+                         .replace("data_home ", "--data-home ")) from None
     if args.cv is not None and args.cv > len(y_train):
         parser.error(f"argument --cv: {args.cv} folds, more than the {len(y_train)} training "
                      f"series of {args.dataset}")

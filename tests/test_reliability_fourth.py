@@ -318,3 +318,25 @@ def test_the_optimised_gp_classifier_is_not_worse_than_the_fixed_kernel(name):
     assert fitted.score(X_test, y_test) >= fixed.score(X_test, y_test)
     assert fitted.kernel_.sigma_v >= 1.0
 
+
+
+def test_main_job_messages_name_the_option_not_the_keyword(tmp_path, monkeypatch):
+    """The command line's errors say ``--data-home`` where the library's say ``data_home=``."""
+    from rntk.__main__ import main
+    from rntk.datasets import DownloadError
+
+    def offline(*args, **kwargs):
+        raise DownloadError("could not download Nope from https://example.invalid: offline; "
+                            "check the name or your connection, or pass data_home= a folder "
+                            "in the UCR layout")
+
+    monkeypatch.setattr("rntk.__main__.load_ucr", offline)
+    with pytest.raises(SystemExit) as info:
+        main(["--dataset", "Wine"])
+    assert "pass --data-home a folder" in str(info.value.code)
+    assert "data_home" not in str(info.value.code)
+    monkeypatch.undo()
+    monkeypatch.delenv("RNTK_DATA", raising=False)
+    with pytest.raises(SystemExit) as info:
+        main(["--data-home", str(tmp_path / "typo")])
+    assert str(info.value.code).startswith("error: --data-home ")
