@@ -1,3 +1,3 @@
 """The package version (read by setup.cfg without importing the package)."""
 
-__version__ = "0.4.0.dev0"
+__version__ = "0.4.0"
