@@ -1,4 +1,9 @@
-"""The scripts of ``benchmarks/``: public names only, and a ``--quick`` mode that runs."""
+"""The scripts of ``benchmarks/``: public names only, and a ``--quick`` mode that runs.
+
+Marked ``slow`` as a whole (about two minutes on 2 cores): they test the research
+scripts, not the package, so ``pytest -m "not slow"`` leaves them out; the default run
+and CI run them.
+"""
 
 import ast
 import csv
@@ -17,6 +22,8 @@ import pytest
 from rntk import rntk_kernel
 from rntk._model_selection import DEFAULT_PRIOR
 from rntk.model_selection import DEFAULT_ALPHA
+
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ROOT / "benchmarks"
@@ -818,3 +825,81 @@ def test_tune_gradient_quick(panel, tmp_path):
                                                precision="float32"), yy)
                   for a, c in ((kw["sigma_w"], kw["sigma_b"]), (w, b)))
     assert end <= start * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("hide_aeon", [False, True])
+def test_bench_resamples_quick(panel, tmp_path, monkeypatch, hide_aeon):
+    if hide_aeon:
+        monkeypatch.setitem(sys.modules, "aeon", None)
+    module = _script("bench_resamples.py")
+    rows = module.main(["--quick", "--data-home", str(panel), "--out", str(tmp_path / "out")])
+    sets = {r["dataset"] for r in rows}
+    assert len(sets) == 2 and {r["resample"] for r in rows} == {0, 1}
+    assert all(0 <= r["accuracy"] <= 1 and r["seconds"] > 0 for r in rows)
+    assert {r["method"] for r in rows} == ({"rntk"} if hide_aeon or
+                                           importlib.util.find_spec("aeon") is None
+                                           else {"rntk", "minirocket"})
+    assert "resamples each" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_bench_resamples_reads_a_ts_panel(ts_panel, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    rows = _script("bench_resamples.py").main(
+        ["--quick", "--data-home", str(ts_panel), "--out", str(tmp_path / "out")])
+    assert {r["dataset"] for r in rows} == {"Motions"} and len(rows) == 2
+
+
+@pytest.mark.parametrize("layout", ["array", "padded", "list"])
+def test_resamples_keep_the_official_sizes_and_class_counts(layout, rng):
+    module = _script("bench_resamples.py")
+    y_train = np.array(["a"] * 6 + ["b"] * 3 + ["c"])
+    y_test = np.array(["a"] * 4 + ["b"] * 5 + ["c"] * 2)
+    X = rng.normal(size=(21, 7))
+    if layout == "padded":  # NaN padding, the parts padded to different widths
+        X_train, X_test = X[:10].copy(), X[10:, :5].copy()
+        X_train[0, 4:] = np.nan
+    elif layout == "list":
+        X_train = [x[:3 + i % 4] for i, x in enumerate(X[:10])]
+        X_test = [x[:4] for x in X[10:]]
+    else:
+        X_train, X_test = X[:10], X[10:]
+    assert module.resample(X_train, y_train, X_test, y_test, 0)[0] is X_train
+
+    def rows(Z):  # each series as its values, padding dropped
+        return [tuple(np.round(np.asarray(z, float)[~np.isnan(np.asarray(z, float))], 6))
+                for z in Z]
+
+    everything = sorted(rows(X_train) + rows(X_test))
+    draws = []
+    for seed in (1, 2):
+        a, ya, b, yb = module.resample(X_train, y_train, X_test, y_test, seed)
+        assert len(a) == 10 and len(b) == 11
+        assert sorted(rows(a) + rows(b)) == everything  # a partition of the pooled series
+        for c in "abc":
+            assert np.sum(ya == c) == np.sum(y_train == c)
+        draws.append(rows(a))
+    assert draws[0] != draws[1]
+
+
+def test_panel_halves_are_fixed_by_name():
+    module = _script("bench_resamples.py")
+    names = [f"Set{i}" for i in range(40)]
+    halves = [module.half(n) for n in names]
+    assert set(halves) == {0, 1}
+    assert halves == [module.half(n) for n in names]
+
+
+def test_bench_resamples_fits_the_default_less_some_settings(panel, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    module = _script("bench_resamples.py")
+    rows = module.main(["--quick", "--datasets", "Beef", "--data-home", str(panel),
+                        "--without", "octave_shapes,level_pool",
+                        "--out", str(tmp_path / "out")])
+    assert {r["method"] for r in rows} == {"rntk", "rntk_without_octave_shapes_level_pool"}
+    X = np.random.default_rng(0).normal(size=(12, 20))
+    y = np.repeat([0, 1], 6)
+    fitted = module._Without(("octave_shapes",))().fit(X, y)
+    assert len(fitted.search_.cv_results_["params"]) == 6 * len(DEFAULT_ALPHA)
+    assert not any("octave_shapes" in p for p in fitted.search_.cv_results_["params"])
+    with pytest.raises(SystemExit):
+        module.main(["--quick", "--data-home", str(panel), "--without", "nope"])

@@ -414,7 +414,7 @@ def test_main_job_data_errors_are_clean(tmp_path, monkeypatch):
     monkeypatch.delenv("RNTK_DATA", raising=False)
     with pytest.raises(SystemExit, match="^error: unknown UCR dataset 'Nope'"):
         main(["--dataset", "Nope"])
-    with pytest.raises(SystemExit, match="^error: .*data_home .*missing does not exist"):
+    with pytest.raises(SystemExit, match="^error: --data-home .*missing does not exist"):
         main(["--dataset", "Nope", "--data-home", str(tmp_path / "missing")])
     # offline: a dataset of the archive, neither bundled nor cached; nothing listens on
     # port 9 of this machine, so the download fails at once
