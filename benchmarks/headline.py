@@ -10,6 +10,8 @@ One place for the numbers a user reads first: the tables of ``README.md`` and
 * ``bench_tser.csv`` (the 6 extrinsic-regression sets of the development panel:
   ``bench_tser.py``),
 * ``unseen_panels.csv`` (the summaries of the independent runs on sets used for no choice),
+* ``bench_resamples.csv`` and ``bench_resamples_uea.csv`` (``bench_resamples.py``: the
+  same comparison on 5 stratified resamples of each development set),
 
 and ``tests/test_docs.py`` checks that the pages hold them verbatim. ``--plot`` writes
 ``headline.png``: test accuracy against fit + predict time on the UCR development panel.
@@ -71,6 +73,30 @@ def regression_panel(name="bench_tser.csv"):
     t_theirs = sum(float(r["minirocket_seconds"]) for r in rows)
     return dict(n=len(rows), ratio=ratio, wtl=_wtl(ours, theirs, higher_is_better=False),
                 time_ratio=t_ours / t_theirs)
+
+
+def resampled(name="bench_resamples.csv", a="rntk", b="minirocket", part=None):
+    """Per-set means over the resamples of a ``bench_resamples.py`` CSV, compared.
+
+    ``part``: ``None`` for every set, else the half (0 or 1). Return the number of sets,
+    both means, the mean per-set difference and its standard error (in points), the
+    wins / ties / losses and the ratio of the summed times of ``a`` to ``b``.
+    """
+    rows = [r for r in _rows(name) if part is None or int(r["half"]) == part]
+    sets = sorted({r["dataset"] for r in rows})
+
+    def mean(s, m):
+        acc = [float(r["accuracy"]) for r in rows if r["dataset"] == s and r["method"] == m]
+        return 100 * sum(acc) / len(acc)
+
+    d = [mean(s, a) - mean(s, b) for s in sets]
+    avg = sum(d) / len(d)
+    se = math.sqrt(sum((x - avg) ** 2 for x in d) / (len(d) - 1) / len(d))
+    seconds = {m: sum(float(r["seconds"]) for r in rows if r["method"] == m) for m in (a, b)}
+    return dict(n=len(sets), a=sum(mean(s, a) for s in sets) / len(sets),
+                b=sum(mean(s, b) for s in sets) / len(sets), diff=avg, se=se,
+                wtl=_wtl([mean(s, a) for s in sets], [mean(s, b) for s in sets]),
+                time_ratio=seconds[a] / seconds[b])
 
 
 def unseen():

@@ -362,3 +362,19 @@ def test_benchmarks_readme_and_changelog_are_short():
     first = changelog[headings[0]:headings[1]]
     if first.startswith("## Unreleased"):
         assert len(first.splitlines()) <= 80
+
+
+def test_resampled_figures_agree_with_the_benchmark_results():
+    headline = _headline()
+    bench = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    for label, name, part in (("UCR development", "bench_resamples.csv", None),
+                              ("UCR, half 0", "bench_resamples.csv", 0),
+                              ("UCR, half 1", "bench_resamples.csv", 1),
+                              ("UEA development", "bench_resamples_uea.csv", None)):
+        r = headline.resampled(name, part=part)
+        row = (f"| {label} | {r['n']} | {r['a']:.2f}% | {r['b']:.2f}% | {r['diff']:+.2f} +- "
+               f"{r['se']:.2f} | {'/'.join(map(str, r['wtl']))} |")
+        assert row in bench, row
+    for dropped in ("octave_shapes", "level_pool"):
+        r = headline.resampled(a=f"rntk_without_{dropped}", b="rntk")
+        assert f"{r['diff']:+.2f} +- {r['se']:.2f}" in bench
