@@ -84,6 +84,7 @@ sphinx_gallery_conf = {
     "filename_pattern": rf"/{_RUN_PATTERN}\.py$",
     "plot_gallery": "False" if _GALLERY == "none" else "True",
     "reset_argv": "gallery_hooks.example_argv",
+    "reset_modules": ("matplotlib", "gallery_hooks.forget_mocked_torch"),
     "image_scrapers": ("gallery_hooks.png_scraper",),
     "download_all_examples": False,
     "remove_config_comments": True,

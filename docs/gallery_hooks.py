@@ -36,3 +36,26 @@ def png_scraper(block, block_vars, gallery_conf):
         shutil.copyfile(png, target)
         paths.append(target)
     return figure_rst(paths, gallery_conf["src_dir"])
+
+
+def forget_mocked_torch(gallery_conf, fname):
+    """Drop the modules autodoc imported with torch mocked, before each example runs.
+
+    Without torch the API pages of ``rntk.nn`` are read with a mock of torch; the rntk
+    modules imported then keep it, and an example would find that mock where it should
+    find no torch at all (``rntk.RNTK``'s gradient imports the torch engine when it can).
+    """
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("torch") is not None:
+        return
+    from sphinx.ext.autodoc.mock import ismock
+
+    for name in [n for n, m in list(sys.modules.items()) if n == "torch"
+                 or n.startswith("torch.") or ismock(m)
+                 or (n.startswith("rntk") and ismock(getattr(m, "torch", None)))]:
+        del sys.modules[name]
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and hasattr(sys.modules[parent], child):
+            delattr(sys.modules[parent], child)

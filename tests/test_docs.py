@@ -378,3 +378,28 @@ def test_resampled_figures_agree_with_the_benchmark_results():
     for dropped in ("octave_shapes", "level_pool"):
         r = headline.resampled(a=f"rntk_without_{dropped}", b="rntk")
         assert f"{r['diff']:+.2f} +- {r['se']:.2f}" in bench
+
+
+def test_the_docs_forget_a_mocked_torch_before_each_example(monkeypatch):
+    """Without torch, modules autodoc imported under its mock must not reach an example."""
+    mock = pytest.importorskip("sphinx.ext.autodoc.mock")
+    import sys
+    import types
+
+    monkeypatch.syspath_prepend(str(ROOT / "docs"))
+    hooks = importlib.import_module("gallery_hooks")
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else object())
+    fake_torch = mock._MockModule("torch")
+    parent = types.ModuleType("rntk_docs_probe")
+    child = types.ModuleType("rntk_docs_probe.engine")
+    child.torch = fake_torch
+    parent.engine = child
+    plain = types.ModuleType("rntk_docs_probe.plain")
+    for name, module in (("torch", fake_torch), ("rntk_docs_probe", parent),
+                         ("rntk_docs_probe.engine", child), ("rntk_docs_probe.plain", plain)):
+        monkeypatch.setitem(sys.modules, name, module)
+    hooks.forget_mocked_torch({}, None)
+    assert "torch" not in sys.modules and "rntk_docs_probe.engine" not in sys.modules
+    assert not hasattr(parent, "engine")
+    assert sys.modules["rntk_docs_probe.plain"] is plain
