@@ -52,10 +52,10 @@ def forget_mocked_torch(gallery_conf, fname):
         return
     from sphinx.ext.autodoc.mock import ismock
 
-    for name in [n for n, m in list(sys.modules.items()) if n == "torch"
-                 or n.startswith("torch.") or ismock(m)
+    for name in [n for n, m in list(sys.modules.items()) if ismock(m)
                  or (n.startswith("rntk") and ismock(getattr(m, "torch", None)))]:
         del sys.modules[name]
-        parent, _, child = name.rpartition(".")
-        if parent in sys.modules and hasattr(sys.modules[parent], child):
-            delattr(sys.modules[parent], child)
+        parent = sys.modules.get(name.rpartition(".")[0])
+        child = name.rpartition(".")[2]
+        if parent is not None and not ismock(parent) and child in vars(parent):
+            delattr(parent, child)
