@@ -64,11 +64,12 @@ def _pooled(X_train, X_test):
     return [*X_train, *X_test]
 
 
-def resample(X_train, y_train, X_test, y_test, seed):
+def resample(X_train, y_train, X_test, y_test, seed, stratify=True):
     """Pool both parts and split again at the official sizes, stratified by class.
 
     ``seed`` 0 returns the official split. Each class keeps its count in the official
     training part, as far as its pooled series allow while leaving one to test.
+    ``stratify=False`` (targets of a regression) draws the training part at random.
     """
     if seed == 0:
         return X_train, y_train, X_test, y_test
@@ -77,7 +78,7 @@ def resample(X_train, y_train, X_test, y_test, seed):
     rng = np.random.default_rng(seed)
     n_train = len(y_train)
     train = []
-    for c in np.unique(y):
+    for c in np.unique(y) if stratify else ():
         members = rng.permutation(np.flatnonzero(y == c))
         k = int(np.sum(y_train == c))
         train += list(members[:min(k, len(members) - 1) if len(members) > 1 else k])

@@ -12,8 +12,15 @@ series are filled by linear interpolation for both methods.
 ``--repeat K`` fits and predicts each set ``K`` times with each method, alternating, and
 keeps each method's best time (both are deterministic).
 
-Writes ``results.csv``, ``summary.md`` and ``tser.png`` (each method's RMSE over the mean
-predictor's, per set) into ``--out``.
+``--resamples K`` pools each set's training and test parts and splits them again at the
+official sizes, at random, ``K`` times (resample 0 is the official split, as in the
+bake-off's tsml-eval; resample ``r > 0`` draws with seed ``r``), both methods on the same
+resamples. The summary then compares the per-set mean RMSEs over the resamples, and the
+published columns are the published means over 30 resamples (``mean_rmse_30_resamples``
+of ``published_rmse.csv``; other resamples than ours, for context).
+
+Writes ``results.csv`` (one row per set and resample), ``summary.md`` and ``tser.png``
+(each method's RMSE over the mean predictor's, per set) into ``--out``.
 
 ``--quick`` checks the script in seconds: the first set only, ``RNTKRegressorCV`` on a
 small grid, and MiniRocket only when aeon is installed (else its columns are ``nan``).
@@ -21,7 +28,7 @@ small grid, and MiniRocket only when aeon is installed (else its columns are ``n
 Usage::
 
     python benchmarks/bench_tser.py [--data-home DIR] [--datasets A,B] [--out DIR]
-        [--repeat K] [--quick]
+        [--repeat K] [--resamples K] [--quick]
 """
 
 import argparse
@@ -34,11 +41,15 @@ from pathlib import Path
 
 import numpy as np
 
-from rntk import RNTKRegressorCV
-from rntk._utils import as_sequences
-from rntk.datasets import load_ts
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_resamples import resample  # noqa: E402
+
+from rntk import RNTKRegressorCV  # noqa: E402
+from rntk._utils import as_sequences  # noqa: E402
+from rntk.datasets import load_ts  # noqa: E402
+
 #: The published methods reported beside ours (columns of ``published_rmse.csv``).
 PUBLISHED = ("FreshPRINCE", "DrCIF", "MultiROCKET", "ROCKET", "5NN-ED")
 QUICK_GRID = {"normalize": ["dataset"], "readout": ["mean"], "pool": [4],
@@ -90,14 +101,18 @@ def warm_up(ms):
         run(name, make, X, y, X)
 
 
-def published(home):
-    """``{dataset: {method: rmse}}`` of ``published_rmse.csv`` beside the data, if any."""
+def published(home, column="rmse"):
+    """``{dataset: {method: rmse}}`` of ``published_rmse.csv`` beside the data, if any.
+
+    ``column``: ``"rmse"`` (the default split) or ``"mean_rmse_30_resamples"``.
+    """
     path = Path(home) / "published_rmse.csv"
     out = {}
     if path.exists():
         with open(path, newline="") as f:
             for r in csv.DictReader(f):
-                out.setdefault(r["dataset"], {})[r["method"]] = float(r["rmse"])
+                if r.get(column) not in (None, ""):
+                    out.setdefault(r["dataset"], {})[r["method"]] = float(r[column])
     return out
 
 
@@ -178,14 +193,65 @@ def dataset_names(home, datasets=None):
     return sorted(d.name for d in Path(home).iterdir() if (d / f"{d.name}_TRAIN.ts").exists())
 
 
+def run_panel(names, home, ms, resamples=1, repeat=1, verbose=True):
+    """Fit and score every method on every set and resample; return one row per pair.
+
+    Each row has ``dataset``, ``resample``, ``n_train``, ``mean_rmse`` (the training
+    mean's test RMSE) and, per method ``m``, ``m_rmse`` and ``m_seconds`` (the best of
+    ``repeat`` fits).
+    """
+    rows = []
+    for name in names:
+        X_train, y_train, X_test, y_test = load(name, home)
+        for r in range(max(1, resamples)):
+            Xa, ya, Xb, yb = resample(X_train, y_train, X_test, y_test, r, stratify=False)
+            row = {"dataset": name, "resample": r, "n_train": len(ya),
+                   "mean_rmse": _rmse(yb, ya.mean())}
+            for _ in range(max(1, repeat)):
+                for m, make in ms.items():
+                    pred, seconds = run(m, make, Xa, ya, Xb)
+                    row[f"{m}_rmse"] = _rmse(yb, pred)
+                    row[f"{m}_seconds"] = min(seconds, row.get(f"{m}_seconds", np.inf))
+            rows.append(row)
+        if verbose:
+            got = [q for q in rows if q["dataset"] == name]
+            print(f"{name:<24} " + "  ".join(
+                f"{m} {np.mean([q[f'{m}_rmse'] for q in got]):.4g}"
+                for m in ["mean", *ms]), flush=True)
+    return rows
+
+
+def per_set(rows, ms, pub=None):
+    """Return one row per set: means over its resamples.
+
+    The mean RMSEs, the summed seconds, and the published columns of ``pub``
+    (``{dataset: {method: rmse}}``).
+    """
+    out = []
+    for name in dict.fromkeys(r["dataset"] for r in rows):
+        got = [r for r in rows if r["dataset"] == name]
+        row = {"dataset": name, "n_train": got[0]["n_train"], "resamples": len(got),
+               "mean_rmse": float(np.mean([r["mean_rmse"] for r in got]))}
+        for m in ms:
+            row[f"{m}_rmse"] = float(np.mean([r[f"{m}_rmse"] for r in got]))
+            row[f"{m}_seconds"] = float(np.sum([r[f"{m}_seconds"] for r in got]))
+        for m in PUBLISHED:
+            if m in (pub or {}).get(name, {}):
+                row[f"published_{m}"] = pub[name][m]
+        out.append(row)
+    return out
+
+
 def main(argv=None):
-    """Run the benchmark; return the result rows."""
+    """Run the benchmark; return the result rows (one per set, means over resamples)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data-home", default=default_home(),
                    help="folder of NAME/NAME_TRAIN.ts and NAME/NAME_TEST.ts")
     p.add_argument("--datasets", default=None, help="comma-separated names (default: all)")
     p.add_argument("--out", default="bench_tser_out")
     p.add_argument("--repeat", type=int, default=1, help="fits per set and method (best time)")
+    p.add_argument("--resamples", type=int, default=1,
+                   help="splits per set at the official sizes (0: the official one)")
     p.add_argument("--quick", action="store_true",
                    help="seconds: the first set, a small grid, MiniRocket if aeon is there")
     args = p.parse_args(argv)
@@ -194,31 +260,20 @@ def main(argv=None):
         names = names[:1]
     ms = methods(args.quick)
     warm_up(ms)
-    pub = published(args.data_home)
-    rows = []
-    for name in names:
-        X_train, y_train, X_test, y_test = load(name, args.data_home)
-        row = {"dataset": name, "n_train": len(y_train),
-               "mean_rmse": _rmse(y_test, y_train.mean())}
-        for _ in range(max(1, args.repeat)):
-            for m, make in ms.items():
-                pred, seconds = run(m, make, X_train, y_train, X_test)
-                row[f"{m}_rmse"] = _rmse(y_test, pred)
-                row[f"{m}_seconds"] = min(seconds, row.get(f"{m}_seconds", np.inf))
-        for m in PUBLISHED:
-            if m in pub.get(name, {}):
-                row[f"published_{m}"] = pub[name][m]
-        rows.append(row)
-        print(name, {k: round(v, 4) for k, v in row.items() if isinstance(v, float)},
-              flush=True)
+    column = "rmse" if args.resamples <= 1 else "mean_rmse_30_resamples"
+    raw = run_panel(names, args.data_home, ms, args.resamples, args.repeat)
+    rows = per_set(raw, ms, published(args.data_home, column))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    fields = sorted({k for r in rows for k in r}, key=lambda k: (k != "dataset", k))
+    fields = list(dict.fromkeys(k for r in raw for k in r))
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
-        w.writerows(rows)
+        w.writerows(raw)
     text = summary(rows, list(ms))
+    if args.resamples > 1:
+        text = (f"Means over {args.resamples} resamples per set (resample 0: the official "
+                "split); published: means over 30 resamples of the bake-off.\n\n" + text)
     (out / "summary.md").write_text(text, encoding="utf-8")
     plot(rows, list(ms), out / "tser.png")
     print(text)

@@ -28,6 +28,7 @@ from ._preprocessing import from_aeon
 from ._representations._transformers import (
     AmplitudeSpectrum,
     BlockMeans,
+    IntervalStatistics,
     SeriesImputer,
     SeriesScaler,
     ShapeQuantiles,
@@ -46,7 +47,7 @@ __all__ = [
     "scaled_conv_rho", "sensitivity", "mean_sensitivity", "KernelOverflowError",
     # series: transformers, layouts
     "SeriesScaler", "SeriesImputer", "AmplitudeSpectrum", "ValueQuantiles", "ShapeQuantiles",
-    "BlockMeans", "from_aeon", "as_object_array",
+    "IntervalStatistics", "BlockMeans", "from_aeon", "as_object_array",
     # data
     "datasets",
 ]

@@ -616,6 +616,56 @@ def test_bench_tser_full_default_on_the_tiny_panel(tser_panel, tmp_path, monkeyp
     assert all(r["rntk_rmse"] < r["mean_rmse"] for r in rows)
 
 
+def test_bench_tser_on_resamples(tser_panel, tmp_path, monkeypatch):
+    """--resamples: one CSV row per set and split, the summary on their means, the
+    published columns the bake-off's means over 30 resamples."""
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    rows = _script("bench_tser.py").main(["--quick", "--resamples", "3", "--data-home",
+                                          str(tser_panel), "--out", str(tmp_path / "out")])
+    raw = _csv(tmp_path / "out" / "results.csv")
+    assert [int(r["resample"]) for r in raw] == [0, 1, 2]
+    assert rows[0]["resamples"] == 3
+    assert np.isclose(rows[0]["rntk_rmse"], np.mean([float(r["rntk_rmse"]) for r in raw]))
+    assert len({r["rntk_rmse"] for r in raw}) == 3  # three different splits
+    assert rows[0]["published_FreshPRINCE"] == 0.5
+    assert "Means over 3 resamples" in (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_regression_resamples_keep_the_sizes_and_draw_at_random(rng):
+    module = _script("bench_resamples.py")
+    X = rng.normal(size=(15, 6))
+    y = rng.normal(size=15)
+    a, ya, b, yb = module.resample(X[:10], y[:10], X[10:], y[10:], 1, stratify=False)
+    assert len(ya) == 10 and len(yb) == 5
+    assert sorted(np.r_[ya, yb]) == sorted(y)  # a partition of the pooled targets
+    assert not np.array_equal(np.sort(ya), np.sort(y[:10]))
+
+
+def test_tune_regression_resamples_quick(tser_panel, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    tune = _script("tune_regression_resamples.py")
+    rows = tune.main(["--quick", "--data-home", str(tser_panel), "--out",
+                      str(tmp_path / "out")])
+    assert {r["protocol"] for r in rows} == {"resampled", "nested"}
+    assert {r["method"] for r in rows} == {"default", "intervals"}
+    assert all(0 < r["rmse"] < r["mean_rmse"] * 1.5 for r in rows)
+    text = (tmp_path / "out" / "summary.md").read_text()
+    assert "| intervals |" in text and "ratio to default's" in text
+
+
+def test_the_averaging_rules_of_the_regression_study(rng):
+    """The prefix and greedy rules refit averages of the best members, as scored."""
+    tune = _script("tune_regression_resamples.py")
+    X = rng.normal(size=(30, 16))
+    y = X[:, :8].mean(axis=1) + 0.05 * rng.normal(size=30)
+    for members in ("prefix", "greedy"):
+        fitted = tune.Variant(("intervals", "quantiles", "band"), 3,
+                              [1e-3, np.inf], members=members)().fit(X, y)
+        search = fitted.search_
+        assert search.loo_score_ > 0.5
+        assert fitted.predict(X[:3]).shape == (3,)
+
+
 def test_tune_regression_grid_quick(tser_panel, tmp_path):
     tune = _script("tune_regression_grid.py")
     rows = tune.main(["--quick", "--data-home", str(tser_panel), "--out",

@@ -11,6 +11,7 @@ import rntk
 from rntk import (
     AmplitudeSpectrum,
     BlockMeans,
+    IntervalStatistics,
     RNTKClassifier,
     RNTKRegressor,
     SeriesImputer,
@@ -40,6 +41,7 @@ TRANSFORMS = {"spectrum": ("n_bins", AmplitudeSpectrum),
               "quantiles": ("n_levels", ValueQuantiles),
               "shapes": ("n_levels", ShapeQuantiles),
               "octave_shapes": ("n_levels", OctaveShapeQuantiles),
+              "intervals": ("n_intervals", IntervalStatistics),
               "pool": ("pool", BlockMeans)}
 
 
@@ -52,10 +54,12 @@ def test_every_estimator_takes_every_preparation_with_the_tables_constraint():
             assert f"{p.name} : " in cls.__doc__
     assert RNTKClassifier().normalize is True and RNTKRegressor().normalize is False
     assert PREPARATION_DEFAULTS["spectrum"] is None
-    assert set(REPRESENTATIONS) == {"spectrum", "quantiles", "shapes", "octave_shapes"}
+    assert set(REPRESENTATIONS) == {"spectrum", "quantiles", "shapes", "octave_shapes",
+                                    "intervals"}
 
 
-@pytest.mark.parametrize("name", ["spectrum", "quantiles", "shapes", "octave_shapes", "pool"])
+@pytest.mark.parametrize("name", ["spectrum", "quantiles", "shapes", "octave_shapes",
+                                  "intervals", "pool"])
 @pytest.mark.parametrize("bad, error, match", [
     (0, ValueError, "at least"), (2.5, TypeError, "an int"), (True, TypeError, "an int")])
 def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
@@ -69,7 +73,8 @@ def test_bad_sizes_are_refused_everywhere(rng, name, bad, error, match):
 
 
 @pytest.mark.parametrize("transformer", [AmplitudeSpectrum(4), ValueQuantiles(4),
-                                         ShapeQuantiles(4), OctaveShapeQuantiles(n_levels=4)])
+                                         ShapeQuantiles(4), OctaveShapeQuantiles(n_levels=4),
+                                         IntervalStatistics(4)])
 def test_bad_series_are_refused_before_the_transform(rng, transformer):
     function = transformer.fit_transform
     X = rng.normal(size=(3, 8))
@@ -96,7 +101,7 @@ def test_the_preparations_run_in_the_tables_order(rng):
     # an estimator without a preparation's parameter does not get its default
     assert prepare_series(xs, {}, {}) is xs
     assert set(PREPARATION_NAMES) == {"normalize", "spectrum", "quantiles", "shapes",
-                                      "octave_shapes", "pool"}
+                                      "octave_shapes", "intervals", "pool"}
 
 
 @pytest.mark.parametrize("transformer, function", [
@@ -156,7 +161,7 @@ def _expected_failures(est):
 
 @parametrize_with_checks(
     [AmplitudeSpectrum(n_bins=8), ValueQuantiles(n_levels=8), ShapeQuantiles(n_levels=8),
-     ShapeQuantiles(n_levels=8, dilations=(1, 2, 4, 8, 16)), BlockMeans(pool=2),
-     SeriesImputer()], expected_failed_checks=_expected_failures)
+     ShapeQuantiles(n_levels=8, dilations=(1, 2, 4, 8, 16)), IntervalStatistics(4),
+     BlockMeans(pool=2), SeriesImputer()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

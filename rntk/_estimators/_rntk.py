@@ -146,7 +146,8 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
                  readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
                  model="svc", C=1.0, class_weight=None, alpha=1e-3, normalize=True,
                  spectrum=None, quantiles=None, shapes=None,
-                 octave_shapes=None, pool=1, missing="raise", n_jobs=None, device="cpu",
+                 octave_shapes=None, intervals=None, pool=1, missing="raise", n_jobs=None,
+                 device="cpu",
                  precision="float64"):
         store_init_params(self, locals())
 
@@ -330,7 +331,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
                  readout_stride=_D["readout_stride"], readout_band=_D["readout_band"],
                  model="kernel_ridge", alpha=1.0, normalize=False,
                  spectrum=None, quantiles=None, shapes=None,
-                 octave_shapes=None, pool=1, missing="raise", n_jobs=None, device="cpu",
+                 octave_shapes=None, intervals=None, pool=1, missing="raise", n_jobs=None,
+                 device="cpu",
                  precision="float64"):
         store_init_params(self, locals())
 

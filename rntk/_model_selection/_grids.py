@@ -16,7 +16,7 @@ from .._representations import PREPARATION_CONSTRAINTS
 from .._utils import fill_doc
 
 __all__ = ["BAND_STEPS", "DATASET_NETWORK", "DEFAULT_ALPHA", "DEFAULT_GRID", "DEFAULT_SETTINGS",
-           "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
+           "INTERVALS", "DEFAULT_N_AVERAGE", "DEFAULT_PRIOR", "DEFAULT_REGRESSION_ALPHA",
            "DEFAULT_REGRESSION_GRID", "DEFAULT_REGRESSION_N_AVERAGE",
            "DEFAULT_REGRESSION_SETTINGS", "REGRESSION_SETTINGS", "default_regression_grid",
            "REGRESSION_BAND_STEPS", "REGRESSION_QUANTILE_LEVELS", "REGRESSION_SPECTRUM_BINS",
@@ -58,6 +58,9 @@ SHAPE_LEVELS = 64
 #: Levels of the setting of the shapes at every octave at most (the same rule): as
 #: accurate as 64 by nested CV on the development panels, in half its Gram time.
 OCTAVE_LEVELS = 32
+#: The finest cut of the interval-statistics setting (1, 2, 4 and 8 equal intervals;
+#: fewer when the longest training series has fewer steps).
+INTERVALS = 8
 
 #: The network read out at the last step: the bidirectional two-layer ReLU RNTK,
 #: ``sigma_b = 2``, unit-norm series (a setting of the regression grid; of the default
@@ -81,7 +84,8 @@ def _readouts(network):
 
     Banded (``MEAN_BAND``), pooled to ``MEAN_POOL`` or ``LEVEL_POOL`` steps, and banded
     on amplitude spectra, on quantile functions of values and steps, or on those of
-    values, slopes and curvatures (at three scales, or at five).
+    values, slopes and curvatures (at three scales, or at five); and on one step of
+    statistics over intervals.
     """
     band = {**network, "readout_band": [MEAN_BAND]}
     return {"band": band, "pool8": {**network, "pool": [MEAN_POOL]},
@@ -89,7 +93,8 @@ def _readouts(network):
             "spectrum": {**band, "spectrum": [SPECTRUM_BINS]},
             "quantiles": {**band, "quantiles": [QUANTILE_LEVELS]},
             "shapes": {**band, "shapes": [SHAPE_LEVELS]},
-            "octave_shapes": {**band, "octave_shapes": [OCTAVE_LEVELS]}}
+            "octave_shapes": {**band, "octave_shapes": [OCTAVE_LEVELS]},
+            "intervals": {**network, "intervals": [INTERVALS]}}
 
 
 _MEAN, _LEVEL = _readouts(MEAN_NETWORK), _readouts(LEVEL_NETWORK)
@@ -339,6 +344,8 @@ def _sized(setting, lengths, alphas, bins=None, levels=None, band_steps=None):
         name = "shapes" if "shapes" in g else "octave_shapes"
         top = SHAPE_LEVELS if name == "shapes" else OCTAVE_LEVELS
         g[name] = [max(_least(name), min(top, longest))]
+    elif "intervals" in g:
+        g["intervals"] = [max(_least("intervals"), min(g["intervals"][0], longest))]
     elif "readout_band" in g:
         g["pool"] = [max(1, -(-longest // (band_steps or BAND_STEPS)))]
     if "pool" in g and "readout_band" not in g:

@@ -1,9 +1,10 @@
-"""The representations' algorithms: spectra and quantile functions of series.
+"""The representations' algorithms: spectra, quantile functions and interval statistics.
 
 Each takes the sequences (a list of ``(T_i, m)`` float arrays, as
 :func:`rntk._utils.as_sequences` gives them) and returns new sequences that the network
 reads in place of the series: the amplitude spectrum from the lowest frequency to the
-highest, or quantile functions from the lowest value to the highest. The table
+highest, quantile functions from the lowest value to the highest, or one step of
+summary statistics over intervals. The table
 (:mod:`._table`) names them, the functions (:mod:`._functions`) and transformers
 (:mod:`._transformers`) are their public faces.
 """
@@ -13,7 +14,8 @@ import numpy as np
 from .._utils._docs import fill_doc
 from .._utils._sequences import _SEQS, _per_shape
 
-__all__ = ["OCTAVE_DILATIONS", "SHAPE_DILATIONS", "peak_scaled", "quantile_series",
+__all__ = ["INTERVAL_STATISTICS", "OCTAVE_DILATIONS", "SHAPE_DILATIONS",
+           "interval_counts", "interval_series", "peak_scaled", "quantile_series",
            "shape_quantile_series", "spectrum_series"]
 
 
@@ -191,3 +193,72 @@ def _linear_quantiles(z, levels):
     out = a + diff * gamma
     np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)
     return out
+
+
+#: The statistics of :func:`interval_series`, in the order of its channels.
+INTERVAL_STATISTICS = ("mean", "std", "slope", "min", "max", "median", "iqr")
+
+
+def interval_counts(n_intervals):
+    """Return the numbers of equal intervals :func:`interval_series` cuts a series into.
+
+    The powers of two up to ``n_intervals``: ``(1, 2, 4, 8)`` for 8 (or for 9 to 15).
+    """
+    return tuple(2 ** k for k in range(int(np.log2(n_intervals)) + 1))
+
+
+def _interval_statistics(z):
+    """Return the :data:`INTERVAL_STATISTICS` of ``z`` ``(n, L, m)`` along its steps.
+
+    ``slope`` is the least-squares slope times ``L - 1``: the change along the fitted
+    line from the first step to the last (0 for one step), in the series' units.
+    """
+    length = z.shape[1]
+    t = np.arange(length) - (length - 1) / 2
+    tt = float(t @ t)
+    slope = np.einsum("t,ntm->nm", t, z) / tt * (length - 1) if tt > 0 \
+        else np.zeros(z.shape[::2])
+    q = _linear_quantiles(z, np.array([0.25, 0.5, 0.75]))
+    return np.stack([z.mean(axis=1), z.std(axis=1), slope, z.min(axis=1), z.max(axis=1),
+                     q[1], q[2] - q[0]], axis=1)
+
+
+@fill_doc(seqs=_SEQS)
+def interval_series(seqs, n_intervals):
+    """Replace each series by one step of statistics over intervals of it.
+
+    {seqs}
+    n_intervals : int
+        The finest cut: each series and its first differences are cut into 1, 2, 4,
+        ... equal intervals, powers of two up to ``n_intervals``
+        (:func:`interval_counts`).
+
+    Returns
+    -------
+    statistics : list of ndarray of shape (1, 2 * 7 * n_cuts * m)
+        Per series one step whose channels are the :data:`INTERVAL_STATISTICS` (mean,
+        standard deviation, slope as the change along the least-squares line, minimum,
+        maximum, median, interquartile range) of every interval, of the values then of
+        the first differences, each interval in the series' units: channel
+        ``((s * n_cuts_total + j) * 7 + k) * m + c`` is statistic ``k`` of interval
+        ``j`` (the whole series first, then the halves, ...) of signal ``s`` of channel
+        ``c``. An interval has at least one step (a series shorter than the cut
+        repeats steps); the differences of a series of one step are zeros.
+    """
+    counts = interval_counts(n_intervals)
+
+    def statistics(a):
+        a, peak = peak_scaled(a, axis=1)  # squares of values near the float maximum
+        n, length, m = a.shape
+        blocks = []
+        for z in (a, a[:, 1:] - a[:, :-1] if length > 1 else np.zeros((n, 1, m))):
+            steps = z.shape[1]
+            for k in counts:
+                edges = np.floor(np.linspace(0, steps, k + 1)).astype(int)
+                for lo, hi in zip(edges[:-1], edges[1:]):
+                    lo = min(lo, steps - 1)
+                    blocks.append(_interval_statistics(z[:, lo:max(hi, lo + 1)]))
+        out = np.concatenate(blocks, axis=1) * peak  # (n, 2 * 7 * cuts, m)
+        return np.ascontiguousarray(out.reshape(n, 1, -1))
+
+    return _per_shape(seqs, statistics)

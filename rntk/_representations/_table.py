@@ -31,6 +31,7 @@ from .._utils._sequences import (
 )
 from ._algorithms import (
     OCTAVE_DILATIONS,
+    interval_series,
     quantile_series,
     shape_quantile_series,
     spectrum_series,
@@ -143,6 +144,16 @@ PREPARATIONS = (
         "    1, 2, 4, 8 and 16 steps (:class:`rntk.ShapeQuantiles` with these\n"
         "    ``dilations``; ``None``: the series itself; not with another\n"
         "    representation): local shapes at five scales;"),
+    _representation(
+        "intervals", interval_series,
+        "replace each series by one step of summary\n"
+        "    statistics (mean, standard deviation, slope, minimum, maximum, median,\n"
+        "    interquartile range) of the series and of its first differences over the\n"
+        "    whole series, its halves, quarters, ... down to ``intervals`` equal parts\n"
+        "    (powers of two; :class:`rntk.IntervalStatistics`; ``None``: the series\n"
+        "    itself; not with another representation). The network reads the statistics\n"
+        "    as one input vector, as interval-based methods (DrCIF, FreshPRINCE) read\n"
+        "    theirs: where in the series a level, a spread or a trend is;"),
     Preparation(
         "pool", 1, [Interval(numbers.Integral, 1, None, closed="left")],
         "pool : int, default=1\n"

@@ -20,7 +20,10 @@ from .._utils import DOC, fill_doc, unit_norm, validate_fit_series, validate_pre
 from .._utils._sequences import TimeMajorArray, pool_series
 from .._utils._validation import as_array_like
 from ._algorithms import (
+    INTERVAL_STATISTICS,
     SHAPE_DILATIONS,
+    interval_counts,
+    interval_series,
     peak_scaled,
     quantile_series,
     shape_quantile_series,
@@ -39,7 +42,7 @@ _ATTRIBUTES = """Attributes
 n_channels_in_ : int
     Channels per time step seen in fit."""
 
-__all__ = ["AmplitudeSpectrum", "BlockMeans", "SeriesImputer",
+__all__ = ["AmplitudeSpectrum", "BlockMeans", "IntervalStatistics", "SeriesImputer",
            "SeriesScaler", "ShapeQuantiles", "ValueQuantiles"]
 
 
@@ -406,6 +409,61 @@ class ShapeQuantiles(_SeriesTransformer):
     def _transform(self, seqs):
         levels = check_preparation("shapes", self.n_levels, "n_levels")
         return shape_quantile_series(seqs, levels, self._checked_dilations())
+
+
+@fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
+class IntervalStatistics(_SeriesTransformer):
+    """Summary statistics of series over intervals, as a transformer.
+
+    Each series and its first differences are cut into 1, 2, 4, ... equal intervals
+    (powers of two up to ``n_intervals``); on every interval, per channel, the mean,
+    the standard deviation, the slope (the change along the least-squares line from the
+    interval's first step to its last), the minimum, the maximum, the median and the
+    interquartile range, in the series' units: where in a series its level, spread and
+    trend are, the features that interval methods (TSF, DrCIF, FreshPRINCE) read. What
+    the estimators read with ``intervals=n_intervals``: each series becomes one step
+    whose channels are these statistics.
+
+    Parameters
+    ----------
+    n_intervals : int, default=8
+        The finest cut, at least 2 (8: the whole series, its halves, quarters and
+        eighths, 15 intervals). An interval has at least one step.
+
+    {missing}
+
+    {transformer_attributes}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rntk import IntervalStatistics
+    >>> X = [np.r_[np.zeros(8), np.ones(8)]]  # a step up halfway
+    >>> f = IntervalStatistics(n_intervals=2).fit_transform(X)
+    >>> f.shape  # one step: 7 statistics of 3 intervals of the values, then of the steps
+    (1, 1, 42)
+    >>> names = IntervalStatistics(n_intervals=2).fit(X).get_feature_names_out()
+    >>> [str(n) for n in names[7:9]], f[0, 0, 7:9].tolist()  # the first half's
+    (['value_1of2_mean_x0', 'value_1of2_std_x0'], [0.0, 0.0])
+    """
+
+    _parameter_constraints = {**_SeriesTransformer._parameter_constraints,
+                              "n_intervals": PREPARATION_CONSTRAINTS["intervals"][:1]}
+
+    def __init__(self, n_intervals=8, *, missing="raise"):
+        self.n_intervals = n_intervals
+        self.missing = missing
+
+    @property
+    def _signals(self):
+        counts = interval_counts(check_preparation("intervals", self.n_intervals,
+                                                   "n_intervals"))
+        return tuple(f"{signal}_{i + 1}of{k}_{stat}" for signal in ("value", "diff")
+                     for k in counts for i in range(k) for stat in INTERVAL_STATISTICS)
+
+    def _transform(self, seqs):
+        return interval_series(seqs, check_preparation("intervals", self.n_intervals,
+                                                       "n_intervals"))
 
 
 @fill_doc(transformer_attributes=_ATTRIBUTES, **DOC)
