@@ -105,3 +105,37 @@ def test_a_search_over_intervals_and_another_setting(rng):
     search = RNTKRegressorCV(grid, n_average=2).fit(X, y)
     assert search.predict(X[:4]).shape == (4,)
     assert any("intervals" in p for p in search.averaged_params_)
+
+
+def test_the_estimators_gram_is_the_rntk_of_the_statistics(rng):
+    """The regressor's Gram: the reference RNTK of the standardised series' statistics."""
+    from rntk._utils._sequences import channel_statistics, standardize_channels
+    from tests.reference import family_gram
+    from tests.test_quantiles import SPEC
+
+    X = [rng.normal(size=(T, 2)) + 3.0 for T in (30, 44, 21, 60)]
+    reg = RNTKRegressor(intervals=4, normalize="dataset", model="ridge", alpha=1e-2,
+                        **SPEC).fit(X, [0.0, 1.0, 0.5, 2.0])
+    mean, scale = channel_statistics(X)
+    F = np.stack(interval_series(standardize_channels(X, mean, scale), 4))
+    np.testing.assert_allclose(reg.channel_mean_, mean)
+    np.testing.assert_allclose(reg._gram(reg.X_fit_), family_gram(F, **SPEC), rtol=1e-10)
+
+
+def test_wide_networks_reading_the_statistics_tend_to_their_kernel(rng):
+    torch = pytest.importorskip("torch")
+    from rntk import rntk_kernel
+    from rntk.nn import RNTKNetwork
+    from tests.test_quantiles import SPEC
+    from tests.wide_networks import assert_wide_networks_converge
+
+    X = [rng.normal(size=T) for T in (20, 26, 23)]
+    reg = RNTKRegressor(intervals=2, normalize="dataset", model="ridge", alpha=1e-2,
+                        **SPEC).fit(X, [0.0, 1.0, 0.5])
+    F = reg.X_fit_  # the network's inputs: one step of 42 statistics
+    assert F[0].shape == (1, 42)
+    K = reg._gram(F)
+    np.testing.assert_allclose(K, rntk_kernel(F, **SPEC), rtol=1e-12)
+    assert_wide_networks_converge(
+        torch, K, F, lambda width: RNTKNetwork(42, width, max_length=1, **SPEC),
+        widths=(100, 4000), seeds=4)
