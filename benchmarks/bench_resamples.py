@@ -14,7 +14,8 @@ standard error over sets, and wins / ties / losses of the per-set means.
 
 ``--without band,pool`` also fits the default less those settings of its grid (names of
 ``DEFAULT_SETTINGS``) on the same resamples, and compares it with the default: a smaller
-default that is level is the better one.
+default that is level is the better one. ``--with intervals`` fits it with settings of
+:data:`EXTRA_SETTINGS` added.
 
 Writes ``results.csv`` (one row per set, resample and method) and ``summary.md`` into
 ``--out``. ``--quick`` runs the two smallest sets, 2 resamples, on the small grid of
@@ -23,7 +24,7 @@ Writes ``results.csv`` (one row per set, resample and method) and ``summary.md``
 Usage::
 
     python benchmarks/bench_resamples.py [--data-home DIR] [--datasets A,B]
-        [--resamples K] [--without NAMES] [--out DIR] [--quick]
+        [--resamples K] [--without NAMES] [--with NAMES] [--out DIR] [--quick]
 """
 
 import argparse
@@ -134,17 +135,27 @@ def summary(rows):
     return "\n".join(lines) + "\n"
 
 
-class _Without:
-    """``RNTKClassifierCV()`` fitted with some settings of the default grid left out."""
+#: Settings ``--with`` can add to the default grid, by name.
+EXTRA_SETTINGS = {"intervals": _grids._LEVEL["intervals"],
+                  "rms_intervals": _grids._MEAN["intervals"]}
 
-    def __init__(self, names):
-        self.names = names
+
+class _Without:
+    """``RNTKClassifierCV()`` on the default grid less some settings, plus others.
+
+    ``names``: settings of ``DEFAULT_SETTINGS`` left out; ``extra``: names of
+    :data:`EXTRA_SETTINGS` added.
+    """
+
+    def __init__(self, names, extra=()):
+        self.names, self.extra = names, extra
 
     def __call__(self):
-        return _Without(self.names)
+        return _Without(self.names, self.extra)
 
     def fit(self, X, y):
         kept = {k: v for k, v in _grids.DEFAULT_SETTINGS.items() if k not in self.names}
+        kept.update({k: EXTRA_SETTINGS[k] for k in self.extra})
         with patch.object(_grids, "DEFAULT_SETTINGS", kept):
             self.search_ = RNTKClassifierCV().fit(X, y)
         return self
@@ -164,6 +175,9 @@ def main(argv=None):
     p.add_argument("--without", action="append", default=[],
                    help="also fit the default less these settings (comma list of names "
                         "of DEFAULT_SETTINGS), on the same resamples; repeatable")
+    p.add_argument("--with", action="append", default=[],
+                   help="also fit the default with these settings added (comma list of "
+                        "names of EXTRA_SETTINGS), on the same resamples; repeatable")
     args = p.parse_args(argv)
     peers = _peers(args.data_home)
     names = args.datasets.split(",") if args.datasets else sorted(peers)
@@ -179,6 +193,12 @@ def main(argv=None):
         if "minirocket" not in methods:
             raise SystemExit("MiniRocket needs aeon: pip install aeon (or run with --quick)")
         methods = {"rntk": RNTKClassifierCV, **methods}
+    for spec in getattr(args, "with"):
+        added = tuple(spec.split(","))
+        unknown = set(added) - set(EXTRA_SETTINGS)
+        if unknown:
+            p.error(f"--with: no setting {sorted(unknown)} in {list(EXTRA_SETTINGS)}")
+        methods["rntk_with_" + "_".join(added)] = _Without((), added)
     for spec in args.without:
         dropped = tuple(spec.split(","))
         unknown = set(dropped) - set(_grids.DEFAULT_SETTINGS)

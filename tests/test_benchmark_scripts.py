@@ -953,3 +953,8 @@ def test_bench_resamples_fits_the_default_less_some_settings(panel, tmp_path, mo
     assert not any("octave_shapes" in p for p in fitted.search_.cv_results_["params"])
     with pytest.raises(SystemExit):
         module.main(["--quick", "--data-home", str(panel), "--without", "nope"])
+    added = module._Without((), ("intervals",))().fit(X, y)
+    assert sum("intervals" in p for p in added.search_.cv_results_["params"]) == \
+        len(DEFAULT_ALPHA)
+    with pytest.raises(SystemExit):
+        module.main(["--quick", "--data-home", str(panel), "--with", "nope"])
