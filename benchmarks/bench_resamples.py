@@ -175,7 +175,7 @@ def main(argv=None):
     p.add_argument("--without", action="append", default=[],
                    help="also fit the default less these settings (comma list of names "
                         "of DEFAULT_SETTINGS), on the same resamples; repeatable")
-    p.add_argument("--with", action="append", default=[],
+    p.add_argument("--with", dest="added", action="append", default=[],
                    help="also fit the default with these settings added (comma list of "
                         "names of EXTRA_SETTINGS), on the same resamples; repeatable")
     args = p.parse_args(argv)
@@ -193,7 +193,7 @@ def main(argv=None):
         if "minirocket" not in methods:
             raise SystemExit("MiniRocket needs aeon: pip install aeon (or run with --quick)")
         methods = {"rntk": RNTKClassifierCV, **methods}
-    for spec in getattr(args, "with"):
+    for spec in args.added:
         added = tuple(spec.split(","))
         unknown = set(added) - set(EXTRA_SETTINGS)
         if unknown:

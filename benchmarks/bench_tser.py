@@ -251,7 +251,7 @@ def main(argv=None):
     p.add_argument("--out", default="bench_tser_out")
     p.add_argument("--repeat", type=int, default=1, help="fits per set and method (best time)")
     p.add_argument("--resamples", type=int, default=1,
-                   help="splits per set at the official sizes (0: the official one)")
+                   help="splits per set at the official sizes (the first: the official one)")
     p.add_argument("--quick", action="store_true",
                    help="seconds: the first set, a small grid, MiniRocket if aeon is there")
     args = p.parse_args(argv)

@@ -68,14 +68,9 @@ COARSE_ALPHA = [10.0 ** k for k in range(-6, 3, 2)] + [np.inf]
 _AVERAGE_OR_MEAN = _refit.average_or_mean  # the package's rule, patched by the variants
 
 
-def _member_loo(top, candidates, y, scorer, loo_of):
-    return [loo_of[i] if i in loo_of else
-            scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0] for i, K in top]
-
-
 def prefix_average(search, top, candidates, y, scorer, loo_of):
     """``average_or_mean`` on the prefix of ``top`` whose average has the best LOO."""
-    loo = _member_loo(top, candidates, y, scorer, loo_of)
+    loo = _refit.member_loo(top, candidates, y, scorer, loo_of)
     scores = [loo_r2(y, np.mean(loo[:k], axis=0)[None])[0] for k in range(1, len(top) + 1)]
     k = int(np.argmax(scores)) + 1
     return _AVERAGE_OR_MEAN(search, top[:k], candidates, y, scorer, loo_of)
@@ -83,7 +78,7 @@ def prefix_average(search, top, candidates, y, scorer, loo_of):
 
 def greedy_average(search, top, candidates, y, scorer, loo_of, picks=8):
     """Caruana's forward selection with replacement on the members' LOO predictions."""
-    loo = _member_loo(top, candidates, y, scorer, loo_of)
+    loo = _refit.member_loo(top, candidates, y, scorer, loo_of)
     chosen, total = [], 0.0
     for _ in range(picks):
         scores = [loo_r2(y, ((total + p) / (len(chosen) + 1))[None])[0] for p in loo]
@@ -176,8 +171,7 @@ def nested(name, home, ms, shuffles=1):
         mean = np.empty(len(y))
         seconds = dict.fromkeys(ms, 0.0)
         for train, test in folds:
-            Xa = np.stack([seqs[i] for i in train])
-            Xb = np.stack([seqs[i] for i in test])
+            Xa, Xb = [seqs[i] for i in train], [seqs[i] for i in test]
             mean[test] = y[train].mean()
             for m, make in ms.items():
                 p, s = run(m, make, Xa, y[train], Xb)

@@ -416,7 +416,8 @@ def default_regression_grid(lengths, alphas=None, settings=None):
     grid : list of dict
         The settings, sized as :func:`default_grid` sizes the classifier's but with
         at most ``REGRESSION_SPECTRUM_BINS`` frequencies, ``REGRESSION_QUANTILE_LEVELS``
-        levels and ``REGRESSION_BAND_STEPS`` banded steps.
+        levels and ``REGRESSION_BAND_STEPS`` banded steps; the interval setting cut at
+        most into as many parts as the longest series has steps.
     """
     names = DEFAULT_REGRESSION_SETTINGS if settings is None else settings
     unknown = [k for k in names if k not in REGRESSION_SETTINGS]

@@ -15,7 +15,7 @@ from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._loo import constant_loo_predictions
 from ._scorers import loo_r2
 
-__all__ = ["average_or_mean", "refit_best"]
+__all__ = ["average_or_mean", "member_loo", "refit_best"]
 
 #: The attributes of the search's fit its refitted estimators take.
 _INPUT_ATTRIBUTES = ("n_channels_in_", "n_features_in_", "feature_names_in_")
@@ -62,6 +62,15 @@ def _fit_members(search, plan, outcome, top):
     return members, used
 
 
+def member_loo(top, candidates, y, scorer, loo_of):
+    """Return the leave-one-out predictions of each ``(candidate, Gram)`` of ``top``.
+
+    From the scoring loop's ``loo_of`` where it kept them, else from the Gram.
+    """
+    return [loo_of[i] if i in loo_of else
+            scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0] for i, K in top]
+
+
 def average_or_mean(search, top, candidates, y, scorer, loo_of):
     """Return the members a regression search refits: the average, or the mean.
 
@@ -70,9 +79,7 @@ def average_or_mean(search, top, candidates, y, scorer, loo_of):
     leave-one-out ``R^2`` is not above the mean's (the first ``alpha=inf`` candidate
     of the grid, if any), the mean is refitted instead. Sets ``search.loo_score_``.
     """
-    loo = np.mean([loo_of[i] if i in loo_of else
-                   scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0]
-                   for i, K in top], axis=0)
+    loo = np.mean(member_loo(top, candidates, y, scorer, loo_of), axis=0)
     search.loo_score_ = float(loo_r2(y, loo[None])[0])
     mean = next((i for i, c in enumerate(candidates) if np.isinf(c.get("alpha", 0.0))),
                 None)

@@ -204,7 +204,7 @@ def interval_counts(n_intervals):
 
     The powers of two up to ``n_intervals``: ``(1, 2, 4, 8)`` for 8 (or for 9 to 15).
     """
-    return tuple(2 ** k for k in range(int(np.log2(n_intervals)) + 1))
+    return tuple(2 ** k for k in range(int(n_intervals).bit_length()))
 
 
 def _interval_statistics(z):
@@ -249,9 +249,8 @@ def interval_series(seqs, n_intervals):
 
     def statistics(a):
         a, peak = peak_scaled(a, axis=1)  # squares of values near the float maximum
-        n, length, m = a.shape
         blocks = []
-        for z in (a, a[:, 1:] - a[:, :-1] if length > 1 else np.zeros((n, 1, m))):
+        for z in (a, _dilated(a, 1, 1)):  # the values, the first differences
             steps = z.shape[1]
             for k in counts:
                 edges = np.floor(np.linspace(0, steps, k + 1)).astype(int)
@@ -259,6 +258,6 @@ def interval_series(seqs, n_intervals):
                     lo = min(lo, steps - 1)
                     blocks.append(_interval_statistics(z[:, lo:max(hi, lo + 1)]))
         out = np.concatenate(blocks, axis=1) * peak  # (n, 2 * 7 * cuts, m)
-        return np.ascontiguousarray(out.reshape(n, 1, -1))
+        return np.ascontiguousarray(out.reshape(len(a), 1, -1))
 
     return _per_shape(seqs, statistics)
