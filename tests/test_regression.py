@@ -7,6 +7,7 @@ from sklearn.kernel_ridge import KernelRidge
 
 from rntk import RNTKRegressor, RNTKRegressorCV, rntk_kernel
 from rntk._model_selection import DEFAULT_REGRESSION_N_AVERAGE, DEFAULT_REGRESSION_SETTINGS
+from rntk._model_selection._refit import gated_top
 from rntk._utils import as_sequences
 from rntk._utils._sequences import channel_statistics, standardize_channels
 from rntk.model_selection import (
@@ -137,16 +138,80 @@ def test_the_default_grid(rng):
     X, y = _data(rng, T=150)
     lengths = [len(x) for x in X]
     grid = default_regression_grid(lengths, DEFAULT_REGRESSION_ALPHA)
-    assert len(grid) == len(DEFAULT_REGRESSION_SETTINGS) == 3
+    assert len(grid) == len(DEFAULT_REGRESSION_SETTINGS) == 4
     assert grid[0]["spectrum"] == [64] and "pool" not in grid[0]  # 150 steps: 64 bins
     assert grid[1]["pool"] == [3] and grid[2]["quantiles"] == [32]  # at most 64 steps
+    assert grid[3]["intervals"] == [8]
     assert all(g["normalize"] == ["dataset"] for g in grid)
     assert grid[0]["alpha"][-1] == np.inf
     search = RNTKRegressorCV().fit(X, y)
-    assert len(search.cv_results_["params"]) == 3 * len(DEFAULT_REGRESSION_ALPHA)
+    assert len(search.cv_results_["params"]) == 4 * len(DEFAULT_REGRESSION_ALPHA)
     assert isinstance(search.best_estimator_, AveragedRegressor)
     assert len(search.averaged_params_) == DEFAULT_REGRESSION_N_AVERAGE
     assert search.averaged_params_[0] == search.best_params_
+
+
+class _LOOScorer:
+    """The members' LOO predictions are given (``loo_of``): nothing is scored."""
+
+    def regression_loo(self, K, y, alphas):  # pragma: no cover - never reached
+        raise AssertionError("gated_top reads loo_of")
+
+
+def _gate(gained, n_average=2):
+    """``gated_top`` with gated member 0 and members 1, 2; member 0 gains ``gained``."""
+    y = np.zeros(len(gained))
+    # members 1 and 2 err by 1 everywhere, member 0 by e0: member 0 alone errs by e0, the
+    # average of (0, 1) by (1 + e0) / 2; their squared errors fall by ``gained``
+    root = np.sqrt(1.0 - gained)
+    e0 = root if n_average == 1 else 2.0 * root - 1.0
+    loo_of = {0: e0[:, None], 1: np.ones((len(y), 1)), 2: np.ones((len(y), 1))}
+    top = [(0, None), (1, None), (2, None)]
+    candidates = [{"alpha": 1.0}] * 3
+    return [i for i, _ in gated_top(top[:n_average + 1], frozenset({0}), n_average,
+                                   candidates, y, _LOOScorer(), loo_of)]
+
+
+def test_a_gated_setting_enters_only_beyond_two_standard_errors(rng):
+    """The gate against the z statistic of the paired LOO gain, computed here."""
+    n = 40
+    noise = rng.normal(size=n)
+    noise = (noise - noise.mean()) / noise.std(ddof=1)  # mean 0, standard deviation 1
+    se = 0.1 / np.sqrt(n)
+    for z, entered in [(1.0, False), (1.9, False), (2.1, True), (5.0, True)]:
+        gained = z * se + 0.1 * noise  # a mean gain of z standard errors
+        assert _gate(gained) == ([0, 1] if entered else [1, 2]), z
+        assert _gate(gained, n_average=1) == ([0] if entered else [1]), z
+    assert _gate(np.full(n, 0.01)) == [0, 1]  # a gain without spread: clear
+    assert _gate(np.full(n, -0.01)) == [1, 2]  # a loss
+
+
+def test_the_gate_opens_where_the_interval_statistics_explain_the_targets(rng):
+    """Targets an interval statistic (the spread of the first half over the second's)."""
+    n, T = 40, 256
+    X = rng.normal(size=(n, T))
+    y = X[:, :T // 2].std(axis=1) - X[:, T // 2:].std(axis=1)
+    search = RNTKRegressorCV().fit(X, y)
+    assert any("intervals" in p for p in search.averaged_params_)
+    three = RNTKRegressorCV(default_regression_grid(
+        [T] * n, DEFAULT_REGRESSION_ALPHA, DEFAULT_REGRESSION_SETTINGS[:3]),
+        n_average=2).fit(X, y)
+    assert search.loo_score_ > three.loo_score_ + 0.2
+
+
+def test_a_closed_gate_is_the_search_of_the_three_settings(rng):
+    """Where the statistics do not pay, the default is the three settings' search."""
+    n, T = 30, 32
+    y = rng.uniform(1.0, 6.0, size=n)  # the frequency of a sine: the spectrum's
+    X = np.sin(2 * np.pi * y[:, None] * np.arange(T) / T + rng.uniform(0, 6, size=(n, 1)))
+    search = RNTKRegressorCV().fit(X, y)
+    assert not any("intervals" in p for p in search.averaged_params_)
+    lengths = [len(x) for x in X]
+    three = RNTKRegressorCV(default_regression_grid(
+        lengths, DEFAULT_REGRESSION_ALPHA, DEFAULT_REGRESSION_SETTINGS[:3]),
+        n_average=2).fit(X, y)
+    assert search.averaged_params_ == three.averaged_params_
+    np.testing.assert_allclose(search.predict(X[:6]), three.predict(X[:6]), rtol=1e-10)
 
 
 def test_the_averages_loo_is_the_average_of_the_members_loo(rng):

@@ -45,6 +45,30 @@ def test_the_subsample_keeps_every_class_share():
     assert len(screen_subsample(np.arange(100.0), 10, classification=False)) == 10
 
 
+def test_a_gated_setting_keeps_the_best_of_the_others_for_the_gate():
+    """With gated candidates the best ``n_average`` without them are kept too."""
+    from rntk._model_selection._screen import screen_settings
+
+    class Search:
+        screen, verbose = 4, 0
+
+    class Outcome:  # settings ranked 3 > 1 > 2 > 0 on the subsample
+        scores = np.array([[0.1], [0.2], [0.8], [0.7], [0.5], [0.6], [0.9], [0.3]])
+        tiebreak = np.zeros(8)
+
+    groups = [[0, 1], [2, 3], [4, 5], [6, 7]]
+    y = np.arange(12.0)
+
+    def kept(gated):
+        screen = screen_settings(lambda idx: Outcome(), Search(), y, groups, {}, 2, False,
+                                 gated)
+        return sorted(set(range(4)) - screen.skip)
+
+    assert kept(frozenset()) == [1, 3]
+    assert kept(frozenset({6, 7})) == [1, 2, 3]  # 3 gated: 1 and 2 for the gate
+    assert kept(frozenset({0, 1})) == [1, 3]  # a gated setting outside the best: no more
+
+
 def test_kept_settings_are_the_best_of_the_subsample_and_their_partners():
     # 4 settings of 2 candidates, one split; group 3 shares group 1's Gram
     scores = np.array([[0.5], [0.6], [0.9], [0.8], [0.7], [0.7], [0.9], [0.8]])

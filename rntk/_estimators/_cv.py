@@ -511,7 +511,11 @@ class RNTKRegressorCV(MultiOutputMixin, RegressorMixin, _KernelSearchCV):
         best candidates of this many kernel settings (each setting's best ridge, ranked
         by leave-one-out ``R^2``; an :class:`rntk.model_selection.AveragedRegressor`, parameters in
         ``averaged_params_``). ``None``: ``DEFAULT_REGRESSION_N_AVERAGE`` (2) with the
-        default grid, 1 with a given ``param_grid``.
+        default grid, 1 with a given ``param_grid``. In the default grid the interval
+        statistics are gated: their setting is among the members only where the
+        leave-one-out squared errors of the members with it are below those of the
+        best members without it by more than two standard errors (a given
+        ``param_grid`` has no gate).
     large_n : "auto", int or None, default="auto"
         Above this many training series the exact leave-one-out search runs on
         ``n_components`` Nystroem features per kernel setting instead of the ``n x n``

@@ -16,8 +16,9 @@ from sklearn.model_selection import ParameterGrid
 
 from . import _grids
 
-__all__ = ["check_default_grid_values", "check_some_score", "group_by_kernel",
-           "init_defaults", "prior_indices", "results_dict", "same_settings", "same_value"]
+__all__ = ["check_default_grid_values", "check_some_score", "gated_indices",
+           "group_by_kernel", "init_defaults", "prior_indices", "results_dict",
+           "same_settings", "same_value"]
 
 
 def _freeze(value):
@@ -134,6 +135,17 @@ def prior_indices(grid, candidates, names):
         out += [j for j in range(starts[setting], starts[setting + 1])
                 if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
     return out or None
+
+
+def gated_indices(grid, names, gated):
+    """Return the indices in ``ParameterGrid(grid)`` of the candidates of ``gated``.
+
+    ``names``: the name of each of the grid's settings, in order; ``gated``: the names
+    whose candidates enter the refit only on clear evidence (``DEFAULT_REGRESSION_GATED``).
+    """
+    starts = _setting_starts(grid)
+    return frozenset(j for k, name in enumerate(names) if name in gated
+                     for j in range(starts[k], starts[k + 1]))
 
 
 def same_settings(grid, candidates, groups, names):

@@ -3,19 +3,21 @@
 After the scoring loop, :func:`refit_best` fits what ``predict`` uses on all training
 series, from the Grams the loop kept (nothing is computed again): the best candidate
 (``n_average`` 1), or the best candidates of the ``n_average`` best kernel settings,
-averaged (:class:`AveragedClassifier`, :class:`AveragedRegressor`); a regression search
-with the exact leave-one-out refits the mean of the targets instead where the average's
-leave-one-out ``R^2`` does not beat it.
+averaged (:class:`AveragedClassifier`, :class:`AveragedRegressor`), a gated setting of
+the default regression grid among them only on clear leave-one-out evidence
+(:func:`gated_top`); a regression search with the exact leave-one-out refits the mean
+of the targets instead where the average's leave-one-out ``R^2`` does not beat it.
 """
 
 import numpy as np
 from sklearn.base import clone
 
+from . import _grids
 from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._loo import constant_loo_predictions
 from ._scorers import loo_r2
 
-__all__ = ["average_or_mean", "member_loo", "refit_best"]
+__all__ = ["average_or_mean", "gated_top", "member_loo", "refit_best"]
 
 #: The attributes of the search's fit its refitted estimators take.
 _INPUT_ATTRIBUTES = ("n_channels_in_", "n_features_in_", "feature_names_in_")
@@ -23,7 +25,13 @@ _INPUT_ATTRIBUTES = ("n_channels_in_", "n_features_in_", "feature_names_in_")
 
 def refit_best(search, plan, outcome):
     """Set ``search.best_estimator_`` (and ``averaged_params_``) from the outcome."""
-    top = outcome.top if plan.n_average > 1 else [(search.best_index_, outcome.best_gram)]
+    if plan.gated:
+        top = gated_top(outcome.top, plan.gated, plan.n_average, plan.candidates, plan.y,
+                        plan.score_gram, outcome.loo)
+    elif plan.n_average > 1:
+        top = outcome.top
+    else:
+        top = [(search.best_index_, outcome.best_gram)]
     n_members = plan.n_average
     if plan.exact_loo and plan.base._is_regressor:
         top = average_or_mean(search, top, plan.candidates, plan.y, plan.score_gram,
@@ -69,6 +77,36 @@ def member_loo(top, candidates, y, scorer, loo_of):
     """
     return [loo_of[i] if i in loo_of else
             scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0] for i, K in top]
+
+
+def gated_top(top, gated, n_average, candidates, y, scorer, loo_of, z=None):
+    """Return the ``n_average`` best of ``top``, a gated candidate only on clear evidence.
+
+    ``top``: ``(candidate, Gram)`` of the best candidate of each kept setting, best
+    first; ``gated``: the candidates that must earn their place. The ``n_average``
+    best replace the ``n_average`` best of the others only where their average's
+    leave-one-out squared errors are below the others' average's by more than ``z``
+    standard errors of the mean paired difference (``None``: ``GATE_STANDARD_ERRORS``).
+    """
+    z = _grids.GATE_STANDARD_ERRORS if z is None else z
+    best = top[:n_average]
+    base = [e for e in top if e[0] not in gated][:n_average]
+    if not base or [i for i, _ in best] == [i for i, _ in base]:
+        return best
+    Y = np.reshape(np.asarray(y, dtype=np.float64), (len(y), -1))
+    loo = dict(zip((i for i, _ in top), member_loo(top, candidates, y, scorer, loo_of)))
+    peak = np.max(np.abs(Y), axis=0)
+    peak[peak == 0] = 1.0
+    scale = peak * np.std(Y / peak, axis=0)  # each target's spread, as R^2 reads it, with
+    scale[scale == 0] = 1.0  # squares that stay finite for targets near the float limits
+
+    def errors(members):
+        residuals = (np.mean([loo[i] for i, _ in members], axis=0) - Y) / scale
+        return (residuals ** 2).mean(axis=1)
+
+    gain = errors(base) - errors(best)
+    spread = gain.std(ddof=1) / np.sqrt(len(gain))
+    return best if gain.mean() > z * spread else base
 
 
 def average_or_mean(search, top, candidates, y, scorer, loo_of):

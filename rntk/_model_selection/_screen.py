@@ -7,7 +7,8 @@ successive halving does (:class:`sklearn.model_selection.HalvingGridSearchCV`, J
 and Talwalkar, 2016), the search then scores every setting on a stratified subsample
 of ``screen`` series first, with the same leave-one-out, and scores on all the series
 only the settings that the refit can use: the best ``n_average`` of the subsample
-(and the settings whose Gram is theirs). The others are scored on the subsample only.
+(and the settings whose Gram is theirs; with a gated setting among them, the best
+``n_average`` of the others too). The others are scored on the subsample only.
 """
 
 import numbers
@@ -50,13 +51,15 @@ def resolve_screen(screen, n):
 
 
 def screen_settings(subsample_search, search, y, groups, same_as, n_average,
-                    classification):
+                    classification, gated=frozenset()):
     """Screen the settings of ``search`` (an estimator) on a subsample, or return None.
 
     ``subsample_search(index)`` runs the search's leave-one-out on the series of
     ``index`` and returns its :class:`SearchOutcome`. Nothing runs (``None``) when
     :func:`resolve_screen` of the search's ``screen`` says so, or when there are no
     more settings than ``n_average``, the settings the refit averages and keeps.
+    ``gated``: the candidates of gated settings (the refit's ``gated_top``); the
+    ``n_average`` best of the other settings are kept as well, for the gate to compare.
     """
     size = resolve_screen(getattr(search, "screen", None), len(y))
     if size is None or len(groups) <= n_average:
@@ -64,6 +67,11 @@ def screen_settings(subsample_search, search, y, groups, same_as, n_average,
     index = screen_subsample(y, size, classification)
     first = subsample_search(index)
     kept = screened_settings(first.scores, first.tiebreak, groups, same_as, n_average)
+    if gated:
+        scores = first.scores.copy()
+        scores[sorted(gated)] = np.nan  # a gated setting ranks last: never kept here
+        kept += [g for g in screened_settings(scores, first.tiebreak, groups, same_as,
+                                              n_average) if g not in kept]
     if not kept:  # no setting could be scored on the subsample: screen nothing
         if search.verbose > 0:
             print(f"[{type(search).__name__}] No kernel setting could be scored on the "

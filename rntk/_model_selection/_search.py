@@ -31,6 +31,7 @@ from . import _grids
 from ._candidates import (
     check_default_grid_values,
     check_some_score,
+    gated_indices,
     group_by_kernel,
     init_defaults,
     prior_indices,
@@ -80,11 +81,20 @@ class SearchPlan:
     prior, same_as, redirect
         The default grid's rules (:func:`search_grams`'s ``prior`` and ``same_as``; the
         candidate a setting of ``same_as`` is refitted as).
+    gated, n_gated
+        The candidates of the default regression grid's gated settings
+        (``DEFAULT_REGRESSION_GATED``) and how many settings they make.
     """
 
     def __init__(self, **parts):
         self.prior, self.same_as, self.redirect = None, {}, {}
+        self.gated, self.n_gated = frozenset(), 0
         self.__dict__.update(parts)
+
+    @property
+    def keep(self):
+        """Settings whose Grams the scoring keeps: those averaged, and the gated ones."""
+        return self.n_average + self.n_gated
 
 
 @fill_doc(**DOC)
@@ -296,8 +306,13 @@ class BaseKernelSearchCV(BaseEstimator):
               flush=True)
 
     def _default_rules(self, plan):
-        """Set the default grid's priors and settings that are one another on ``plan``."""
-        if not (plan.exact_loo and self.param_grid is None and not plan.base._is_regressor):
+        """Set the default grid's priors, gates and settings that are one another."""
+        if not (plan.exact_loo and self.param_grid is None):
+            return
+        if plan.base._is_regressor:
+            names = _grids.DEFAULT_REGRESSION_SETTINGS
+            plan.gated = gated_indices(plan.grid, names, _grids.DEFAULT_REGRESSION_GATED)
+            plan.n_gated = sum(k in names for k in _grids.DEFAULT_REGRESSION_GATED)
             return
         names = list(_grids.default_settings(self.n_channels_in_))
         plan.prior = prior_indices(plan.grid, plan.candidates, names)
@@ -327,12 +342,13 @@ class BaseKernelSearchCV(BaseEstimator):
                                 same_as=plan.same_as, error_score=self.error_score)
 
         screen = (screen_settings(subsample_search, self, plan.y, plan.kernel_groups,
-                                  plan.same_as, plan.n_average, classification)
+                                  plan.same_as, plan.n_average, classification,
+                                  plan.gated)
                   if plan.exact_loo and not plan.large else None)
         skip = () if screen is None else screen.skip
         outcome = search_grams(
             self._lazy_grams(plan, plan.raw, skip), plan.kernel_groups, plan.full, plan.y,
-            plan.splits, plan.fold_score, score_gram=plan.score_gram, keep=plan.n_average,
+            plan.splits, plan.fold_score, score_gram=plan.score_gram, keep=plan.keep,
             prior=plan.prior, same_as=plan.same_as,
             n_jobs=self.n_jobs if self.scoring is None else 1, error_score=self.error_score,
             progress=self._progress(len(plan.kernel_groups)), skip=skip)
