@@ -3,8 +3,9 @@
 The evidence rule of the classifier's studies applied to regression. For every set of
 ``--data-home`` (the TSER layout of ``bench_tser.py``) each variant of
 ``RNTKRegressorCV()`` (:data:`VARIANTS`: other settings of
-:data:`rntk.model_selection.REGRESSION_SETTINGS`, another number of averaged members,
-fewer ridges) and aeon's ``MiniRocketRegressor(random_state=0)`` are fitted and scored
+``REGRESSION_SETTINGS``, another number of averaged members, fewer ridges, another
+gate for the interval statistics, one kernel per channel, no clipping) and aeon's
+``MiniRocketRegressor(random_state=0)`` are fitted and scored
 
 * on ``--resamples`` splits at the official sizes (``bench_tser.py --resamples``:
   resample 0 is the official split), and
@@ -30,6 +31,8 @@ Usage::
 import argparse
 import csv
 import sys
+from contextlib import ExitStack, nullcontext
+from functools import partial
 from pathlib import Path
 from unittest.mock import patch
 
@@ -52,8 +55,11 @@ from bench_tser import (  # noqa: E402
     warm_up,
 )
 
-from rntk import RNTKRegressorCV  # noqa: E402
-from rntk._model_selection import _grids, _refit  # noqa: E402
+from rntk import RNTKRegressor, RNTKRegressorCV  # noqa: E402
+from rntk._estimators import _rntk as _rntk_module  # noqa: E402
+from rntk._estimators._base import RNTKKernelMixin  # noqa: E402
+from rntk._estimators._ridge import KernelRidgeRegressor  # noqa: E402
+from rntk._model_selection import _grids, _refit, _scorers  # noqa: E402
 from rntk._model_selection._scorers import loo_r2  # noqa: E402
 from rntk._utils import as_sequences  # noqa: E402
 from rntk.model_selection import (  # noqa: E402
@@ -91,6 +97,30 @@ def greedy_average(search, top, candidates, y, scorer, loo_of, picks=8):
                                   scorer, loo_of)
 
 
+def _channel_mean_gram(n_channels):
+    """``RNTKKernelMixin._gram`` as the mean of one Gram per raw channel.
+
+    The kernel of one network per channel, their outputs averaged; a prepared series'
+    columns ``c, c + m, c + 2 m, ...`` are channel ``c``'s (the representations' layout).
+    """
+    gram = RNTKKernelMixin._gram
+
+    def channel_mean(self, xs, ys=None):
+        m = n_channels
+        if m == 1 or xs[0].shape[1] % m:
+            return gram(self, xs, ys)
+        pick = [np.arange(c, xs[0].shape[1], m) for c in range(m)]
+        return np.mean([gram(self, [x[:, cols] for x in xs],
+                             None if ys is None else [x[:, cols] for x in ys])
+                        for cols in pick], axis=0)
+
+    return channel_mean
+
+
+#: The averaging rules of ``Variant(members=...)``, by name.
+RULES = {"prefix": prefix_average, "greedy": greedy_average}
+
+
 class Variant:
     """``RNTKRegressorCV`` on named settings of ``REGRESSION_SETTINGS``, sized by default.
 
@@ -100,31 +130,51 @@ class Variant:
     the LOO of their average) or ``"greedy"`` (forward selection with replacement).
     """
 
-    def __init__(self, settings=None, n_average=2, alphas=None, members=None):
+    def __init__(self, settings=None, n_average=2, alphas=None, members=None,
+                 channels="joint", gate=None, clip=True):
         self.settings, self.n_average, self.members = settings, n_average, members
         self.alphas = DEFAULT_REGRESSION_ALPHA if alphas is None else alphas
+        self.channels, self.gate, self.clip = channels, gate, clip
 
     def __call__(self):
-        return Variant(self.settings, self.n_average, self.alphas, self.members)
+        return Variant(self.settings, self.n_average, self.alphas, self.members,
+                       self.channels, self.gate, self.clip)
+
+    def _kernel(self):
+        stack = ExitStack()
+        if self.channels != "joint":
+            stack.enter_context(patch.object(RNTKRegressor, "_gram",
+                                             _channel_mean_gram(self.n_channels_)))
+        if not self.clip:  # neither the predictions nor their leave-one-out clipped
+            stack.enter_context(patch.object(_rntk_module, "KernelRidgeRegressor",
+                                             partial(KernelRidgeRegressor, clip=False)))
+            stack.enter_context(patch.object(_scorers, "clip_loo_predictions",
+                                             lambda loo, Y: loo))
+        return stack
 
     def fit(self, X, y):
-        lengths = [len(s) for s in as_sequences(X)]
-        with patch.dict(_grids.REGRESSION_SETTINGS, EXTRA_SETTINGS):
-            grid = default_regression_grid(lengths, self.alphas, self.settings)
-        rule = {"prefix": prefix_average, "greedy": greedy_average}.get(self.members)
-        search = RNTKRegressorCV(grid, n_average=self.n_average)
-        if rule is None:
+        seqs = as_sequences(X)
+        lengths = [len(s) for s in seqs]
+        self.n_channels_ = seqs[0].shape[1]
+        if self.gate is None:  # a grid given: every setting competes on its LOO alone
+            with patch.dict(_grids.REGRESSION_SETTINGS, EXTRA_SETTINGS):
+                grid = default_regression_grid(lengths, self.alphas, self.settings)
+            search = RNTKRegressorCV(grid, n_average=self.n_average)
+            gate = nullcontext()
+        else:  # the default grid and its gate, at ``gate`` standard errors
+            search = RNTKRegressorCV(n_average=self.n_average)
+            gate = patch.object(_grids, "GATE_STANDARD_ERRORS", self.gate)
+        rule = RULES.get(self.members, _AVERAGE_OR_MEAN)
+        with patch.object(_refit, "average_or_mean", rule), self._kernel(), gate:
             self.search_ = search.fit(X, y)
-        else:
-            with patch.object(_refit, "average_or_mean", rule):
-                self.search_ = search.fit(X, y)
         return self
 
     def predict(self, X):
-        return self.search_.predict(X)
+        with self._kernel():
+            return self.search_.predict(X)
 
 
-_DEFAULT = ("spectrum", "band", "quantiles")
+_DEFAULT = ("spectrum", "band", "quantiles")  # the default's settings before the gate
 
 _ALL = _DEFAULT + ("intervals",)
 _INTERVALS = _grids.REGRESSION_SETTINGS["intervals"]
@@ -140,7 +190,10 @@ EXTRA_SETTINGS = {
 
 #: The variants, by name.
 VARIANTS = {
-    "default": RNTKRegressorCV,
+    "default": RNTKRegressorCV,  # the three settings and the gated interval statistics
+    "three_settings": Variant(_DEFAULT),
+    "default_gate1": Variant(gate=1.0),
+    "default_unclipped": Variant(gate=2.0, clip=False),
     "+intervals": Variant(_ALL),
     "+intervals_k3": Variant(_ALL, 3),
     "+intervals_k4": Variant(_ALL, 4),
@@ -148,13 +201,14 @@ VARIANTS = {
     "spectrum+intervals": Variant(("spectrum", "intervals")),
     "band+intervals": Variant(("band", "intervals")),
     "spectrum+band+intervals": Variant(("spectrum", "band", "intervals")),
-    "default_k1": Variant(_DEFAULT, 1),
-    "default_k3": Variant(_DEFAULT, 3),
-    "default_coarse_alpha": Variant(_DEFAULT, 2, COARSE_ALPHA),
-    "default_prefix": Variant(_DEFAULT, 3, members="prefix"),
-    "default_greedy": Variant(_DEFAULT, 3, members="greedy"),
+    "three_k1": Variant(_DEFAULT, 1),
+    "three_k3": Variant(_DEFAULT, 3),
+    "three_coarse_alpha": Variant(_DEFAULT, 2, COARSE_ALPHA),
+    "three_prefix": Variant(_DEFAULT, 3, members="prefix"),
+    "three_greedy": Variant(_DEFAULT, 3, members="greedy"),
     "+intervals_prefix": Variant(_ALL, 4, members="prefix"),
     "+intervals_greedy": Variant(_ALL, 4, members="greedy"),
+    "three_settings_channels": Variant(_DEFAULT, channels="separate"),
     **{f"+{k}": Variant(_DEFAULT + (k,)) for k in EXTRA_SETTINGS},
     **{k: Variant((k,), 1) for k in EXTRA_SETTINGS},
 }
