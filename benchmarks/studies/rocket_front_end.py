@@ -1,0 +1,150 @@
+"""MiniRocket's front end read by the RNTK: a prototype setting of the classifier, on resamples.
+
+The representation issue 61 names first: each series goes through MiniRocket's 84 fixed
+length-9 kernels (weights -1, and 2 at three of the nine taps; Dempster et al., 2021)
+at the dilations 1, 2, 4, ... (``--dilations`` of them, the same for every
+series; series padded at both ends with their edge values so that every dilation gives
+``T`` outputs), and each output is replaced by its quantile function at
+``--levels`` levels ``(k + 1/2) / levels``, each channel scaled to unit RMS. A quantile
+function holds the proportion of positive values at every bias, MiniRocket's feature,
+for all biases at once. ``MEAN_NETWORK`` with the band of the shape settings reads the
+quantile functions from the lowest level to the highest (the kernel of that network
+behind this front end).
+
+The setting is added to the default classifier grid as an eighth setting, plain
+(``rocket``) and gated (``rocket_gated``: in the average only where the paired 0/1
+leave-one-out errors fall by more than two standard errors, as the regressor's interval
+statistics), by ``bench_resamples.py --with``: the default, MiniRocket and the default
+with each, on the same stratified resamples of each development set. It is a study: the
+representation rides on the ``intervals`` parameter of the estimators, whose
+preparation step is replaced for the run.
+
+Usage::
+
+    python benchmarks/studies/rocket_front_end.py [--levels L] [--dilations D]
+        [bench_resamples.py's options]
+"""
+
+import argparse
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import bench_resamples  # noqa: E402
+
+from rntk._model_selection import _grids, _refit  # noqa: E402
+from rntk._model_selection._candidates import gated_indices  # noqa: E402
+from rntk._model_selection._loo import decision_to_labels  # noqa: E402
+from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
+from rntk._representations import _table  # noqa: E402
+from rntk._representations._algorithms import (  # noqa: E402
+    _linear_quantiles,
+    _unit_rms_columns,
+)
+from rntk._utils._sequences import _per_shape  # noqa: E402
+
+#: MiniRocket's 84 kernels: -1 at every tap, 2 at three of the nine.
+KERNELS = np.array([[2.0 if j in c else -1.0 for j in range(9)]
+                    for c in combinations(range(9), 3)])
+
+
+def dilations(most):
+    """Return the octaves ``1, 2, 4, ...``, ``most`` of them, for every series alike."""
+    return [2 ** k for k in range(most)]
+
+
+def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
+    """Replace each ``(T, m)`` series by ``(n_levels, 84 * m * D)`` quantile functions.
+
+    Column ``(k * m + c) * 84 + j`` is kernel ``j`` at the ``k``-th dilation on channel
+    ``c``; the series of one shape are transformed together, ``block`` at a time.
+    """
+    levels = (np.arange(n_levels) + 0.5) / n_levels
+
+    def transform(a):  # (n, T, m) -> (n, n_levels, 84 m D)
+        n, t, m = a.shape
+        out = np.empty((n, n_levels, len(KERNELS) * m * most_dilations))
+        for lo in range(0, n, block):
+            part, cols = a[lo:lo + block], []
+            for d in dilations(most_dilations):
+                padded = np.pad(part, ((0, 0), (4 * d, 4 * d), (0, 0)), mode="edge")
+                taps = np.stack([padded[:, j * d:j * d + t] for j in range(9)], axis=-1)
+                conv = (taps @ KERNELS.T).reshape(len(part), t, -1)  # (n, T, m 84)
+                cols.append(_unit_rms_columns(_linear_quantiles(conv, levels)))
+            out[lo:lo + block] = np.concatenate(cols, axis=2).transpose(1, 0, 2)
+        return out
+
+    return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
+
+
+def classifier_gate(top, gated, n_average, candidates, y, scorer, loo_of, z=None):
+    """``gated_top`` for a classifier: leave-one-out errors of the averaged decisions.
+
+    The ``n_average`` best settings replace the ``n_average`` best of the others only
+    where the paired 0/1 leave-one-out errors of the two averages differ by more than
+    ``z`` standard errors (``None``: ``GATE_STANDARD_ERRORS``).
+    """
+    z = _grids.GATE_STANDARD_ERRORS if z is None else z
+    best = top[:n_average]
+    base = [e for e in top if e[0] not in gated][:n_average]
+    if not base or [i for i, _ in best] == [i for i, _ in base]:
+        return best
+    if any(i not in loo_of for i, _ in top):  # no leave-one-out to judge by: shut
+        return base
+    classes = np.unique(y)
+
+    def errors(members):
+        D = np.mean([loo_of[i] for i, _ in members], axis=0)
+        return (decision_to_labels(classes, D) != y).astype(float)
+
+    gain = errors(base) - errors(best)
+    spread = gain.std(ddof=1) / np.sqrt(len(gain))
+    return best if gain.mean() > z * spread else base
+
+
+def _gated_rules(rules):
+    """``_default_rules`` that also gates the classifier's ``rocket_gated`` setting."""
+    def default_rules(self, plan):
+        rules(self, plan)
+        if plan.exact_loo and self.param_grid is None and not plan.base._is_regressor:
+            names = list(_grids.default_settings(self.n_channels_in_))
+            if "rocket_gated" in names:
+                plan.gated = gated_indices(plan.grid, names, ("rocket_gated",))
+                plan.n_gated = 1
+    return default_rules
+
+
+def install(levels, most_dilations):
+    """Make ``intervals=L`` the front end for this process; register the settings.
+
+    ``rocket``: an eighth setting; ``rocket_gated``: the same, entering the
+    classifier's average only on clear leave-one-out evidence (:func:`classifier_gate`).
+    """
+    row = next(p for p in _table.PREPARATIONS if p.name == "intervals")
+    row.steps["representation"] = (
+        lambda seqs, value, state: rocket_quantiles(seqs, value, most_dilations))
+    shapes = {k: v for k, v in _grids._MEAN["shapes"].items() if k != "shapes"}
+    for name in ("rocket", "rocket_gated"):
+        bench_resamples.EXTRA_SETTINGS[name] = {**shapes, "intervals": [levels]}
+    BaseKernelSearchCV._default_rules = _gated_rules(BaseKernelSearchCV._default_rules)
+    _refit.gated_top = classifier_gate  # this study fits classifiers only
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
+    p.add_argument("--levels", type=int, default=16)
+    p.add_argument("--dilations", type=int, default=5)
+    args, rest = p.parse_known_args(argv)
+    install(args.levels, args.dilations)
+    if not any(a == "--with" for a in rest):
+        rest += ["--with", "rocket", "--with", "rocket_gated"]
+    return bench_resamples.main(rest)
+
+
+if __name__ == "__main__":
+    main()
