@@ -17,7 +17,7 @@ from ._ensemble import AveragedClassifier, AveragedRegressor
 from ._loo import constant_loo_predictions
 from ._scorers import loo_r2
 
-__all__ = ["average_or_mean", "gated_top", "member_loo", "refit_best"]
+__all__ = ["average_or_mean", "gated_top", "member_loo", "refit_best", "squared_errors"]
 
 #: The attributes of the search's fit its refitted estimators take.
 _INPUT_ATTRIBUTES = ("n_channels_in_", "n_features_in_", "feature_names_in_")
@@ -79,32 +79,38 @@ def member_loo(top, candidates, y, scorer, loo_of):
             scorer.regression_loo(K, y, [candidates[i]["alpha"]])[0] for i, K in top]
 
 
-def gated_top(top, gated, n_average, candidates, y, scorer, loo_of, z=None):
+def squared_errors(D, y):
+    """Per-sample squared errors of predictions ``D`` in each target's units (R^2's)."""
+    Y = np.reshape(np.asarray(y, dtype=np.float64), (len(y), -1))
+    peak = np.max(np.abs(Y), axis=0)
+    peak[peak == 0] = 1.0
+    scale = peak * np.std(Y / peak, axis=0)  # each target's spread, as R^2 reads it, with
+    scale[scale == 0] = 1.0  # squares that stay finite for targets near the float limits
+    return (((D - Y) / scale) ** 2).mean(axis=1)
+
+
+def gated_top(top, gated, n_average, candidates, y, scorer, loo_of, z=None,
+              errors=squared_errors):
     """Return the ``n_average`` best of ``top``, a gated candidate only on clear evidence.
 
     ``top``: ``(candidate, Gram)`` of the best candidate of each kept setting, best
     first; ``gated``: the candidates that must earn their place. The ``n_average``
     best replace the ``n_average`` best of the others only where their average's
-    leave-one-out squared errors are below the others' average's by more than ``z``
-    standard errors of the mean paired difference (``None``: ``GATE_STANDARD_ERRORS``).
+    leave-one-out ``errors(average, y)`` (per sample) are below the others' average's
+    by more than ``z`` standard errors of the mean paired difference (``None``:
+    ``GATE_STANDARD_ERRORS``).
     """
     z = _grids.GATE_STANDARD_ERRORS if z is None else z
     best = top[:n_average]
     base = [e for e in top if e[0] not in gated][:n_average]
     if not base or [i for i, _ in best] == [i for i, _ in base]:
         return best
-    Y = np.reshape(np.asarray(y, dtype=np.float64), (len(y), -1))
     loo = dict(zip((i for i, _ in top), member_loo(top, candidates, y, scorer, loo_of)))
-    peak = np.max(np.abs(Y), axis=0)
-    peak[peak == 0] = 1.0
-    scale = peak * np.std(Y / peak, axis=0)  # each target's spread, as R^2 reads it, with
-    scale[scale == 0] = 1.0  # squares that stay finite for targets near the float limits
 
-    def errors(members):
-        residuals = (np.mean([loo[i] for i, _ in members], axis=0) - Y) / scale
-        return (residuals ** 2).mean(axis=1)
+    def average(members):
+        return np.mean([loo[i] for i, _ in members], axis=0)
 
-    gain = errors(base) - errors(best)
+    gain = errors(average(base), y) - errors(average(best), y)
     spread = gain.std(ddof=1) / np.sqrt(len(gain))
     return best if gain.mean() > z * spread else base
 
