@@ -493,6 +493,29 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
     assert calls.count(True) == len(grid)
 
 
+def test_the_refit_reads_the_series_the_search_prepared(rng, monkeypatch):
+    X, y = _waves(rng, T=20)
+    X = 3 * X  # not of unit RMS: every setting's Gram is computed
+    prepared = []
+    from rntk._estimators import _base
+
+    original = _base.prepare_series
+
+    def counted(seqs, values, state):
+        prepared.append(len(seqs))
+        return original(seqs, values, state)
+
+    monkeypatch.setattr(_base, "prepare_series", counted)
+    search = RNTKClassifierCV().fit(X, y)
+    grid = default_grid([X.shape[1]] * len(X))
+    assert prepared == [len(X)] * len(grid)  # once per setting, none again for the refit
+    for member in search.best_estimator_.estimators_:  # what a fresh preparation gives
+        fresh = original(list(X[:, :, None]), member._preparation_values(), {})
+        assert len(member.X_fit_) == len(fresh)
+        for a, b in zip(member.X_fit_, fresh):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_search_grams_same_as(rng):
     X, y = _waves(rng)
     grams = [rntk_kernel(X, sigma_b=b) for b in (0.0, 1.0)]

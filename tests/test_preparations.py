@@ -165,3 +165,40 @@ def _expected_failures(est):
      BlockMeans(pool=2), SeriesImputer()], expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_per_series_scaling_of_mixed_lengths_and_extreme_magnitudes(rng):
+    # the stacked scaling against one series at a time, at the float limits too
+    xs = [rng.normal(size=(t, 2)) * s for t, s in
+          ((5, 1.0), (9, 1e-200), (5, 1e200), (9, 3.0), (5, 0.0), (1, 2.0))]
+    for how in ("norm", "rms"):
+        got = normalize_series(xs, how)
+        for x, g in zip(xs, got):
+            peak = np.abs(x).max()
+            if peak == 0:
+                np.testing.assert_array_equal(g, x)
+                continue
+            want = (x / peak) / np.linalg.norm(x / peak)
+            if how == "rms":
+                want = want * np.sqrt(len(x))
+            np.testing.assert_allclose(g, want, rtol=1e-13)
+            assert g.flags.c_contiguous and np.isfinite(g).all()
+
+
+def test_lists_of_checked_series_pass_as_they_are_and_others_are_checked(rng):
+    xs = [np.ascontiguousarray(rng.normal(size=(t, 2))) for t in (4, 7, 4)]
+    out = as_sequences(xs)
+    assert all(a is b for a, b in zip(out, xs)) and out is not xs
+    for bad, match in (([xs[0], xs[1][:, :1]], "channels"),
+                       ([xs[0], np.r_[xs[1][:2], [[np.nan, 1.0]], xs[1][3:]]], "NaN"),
+                       ([xs[0], np.r_[xs[1][:2], [[np.inf, 1.0]]]], "infinite"),
+                       ([xs[0], np.zeros((0, 2))], "empty")):
+        with pytest.raises(ValueError, match=match):
+            as_sequences(bad)
+    # trailing NaN, other dtypes, non-contiguous views: the series-by-series path
+    padded = as_sequences([np.r_[xs[0], [[np.nan, np.nan]]], xs[1].astype(np.float32),
+                           np.asfortranarray(np.repeat(xs[2], 2, axis=1))[:, ::2]])
+    np.testing.assert_array_equal(padded[0], xs[0])
+    np.testing.assert_allclose(padded[1], xs[1], rtol=1e-6)
+    np.testing.assert_array_equal(padded[2], xs[2])
+    assert all(p.dtype == np.float64 and p.flags.c_contiguous for p in padded)
