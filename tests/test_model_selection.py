@@ -207,6 +207,23 @@ def test_one_series_per_class_takes_the_priors_then_the_lower_loo_error(rng):
     assert search.averaged_params_[len(DEFAULT_PRIOR)] == best[1]
 
 
+def test_a_default_grid_without_some_settings_keeps_the_priors_and_rules_it_has(
+        rng, monkeypatch):
+    # the studies' smaller defaults: a prior or a unit-RMS twin whose setting is left
+    # out is dropped, the others stand
+    from rntk._model_selection import _grids
+
+    kept = {k: v for k, v in DEFAULT_SETTINGS.items() if k not in ("level_band", "shapes")}
+    monkeypatch.setattr(_grids, "DEFAULT_SETTINGS", kept)
+    X, y = _waves(rng, n_per_class=1, n_classes=5, T=16)
+    search = RNTKClassifierCV().fit(_unit_rms(X), y)
+    first = search.averaged_params_[0]  # the one prior left, then the tie-break's
+    assert "spectrum" in first and first["alpha"] == dict(DEFAULT_PRIOR)["spectrum"]
+    assert not any("shapes" in p for p in search.averaged_params_)
+    X, y = _waves(rng)
+    assert RNTKClassifierCV().fit(_unit_rms(X), y).score(X, y) > 0.5
+
+
 def test_ridge_classifier_with_two_classes_and_an_intercept(rng):
     X, y = _waves(rng, n_classes=2)
     clf = RNTKClassifier(model="ridge", alpha=1e-3).fit(X, y + 5)  # labels 5 and 6

@@ -131,6 +131,8 @@ def prior_indices(grid, candidates, names):
     starts = _setting_starts(grid)
     out = []
     for name, alpha in _grids.DEFAULT_PRIOR:
+        if name not in names:  # a setting the grid leaves out: the others stand
+            continue
         setting = names.index(name)
         out += [j for j in range(starts[setting], starts[setting + 1])
                 if np.isclose(candidates[j].get("alpha", np.nan), alpha, rtol=1e-12)][:1]
@@ -160,7 +162,7 @@ def same_settings(grid, candidates, groups, names):
     group_of = {i: g for g, idxs in enumerate(groups) for i in idxs}
     same_as, redirect = {}, {}
     for name, other in _grids.DEFAULT_SAME.items():
-        if other not in names:
+        if other not in names or name not in names:
             continue
         g = group_of[starts[names.index(name)]]
         h = group_of[starts[names.index(other)]]
