@@ -14,7 +14,6 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -263,35 +262,6 @@ def test_bench_panel_reads_a_ts_panel(ts_panel, tmp_path):
     (row,) = _csv(tmp_path / "out" / "results.csv")
     assert row["dataset"] == "Motions" and 0 <= float(row["rntk_acc"]) <= 100
     assert "| Motions | 12 |" in (tmp_path / "out" / "summary.md").read_text()
-
-
-def test_bench_panel_compares_without_the_unit_rms_rule(panel, tmp_path, monkeypatch):
-    module = _script("bench_panel.py")
-    seen = []
-    real = module._run
-
-    def run(m, make, *data):  # the baseline fits with DEFAULT_SAME emptied, and only then
-        est = make()
-        seen.append((m, dict(module.DEFAULT_SAME)))
-        if m == "every":
-            assert isinstance(est, module._EveryGram)
-        return real(m, lambda: est, *data)
-
-    monkeypatch.setattr(module, "_run", run)
-    monkeypatch.setattr(module, "_warm_up", lambda methods: None)
-    module.main(["--quick", "--compare-unit-rms", "--datasets", "Beef", "--data-home",
-                 str(panel), "--out", str(tmp_path / "out")])
-    (row,) = _csv(tmp_path / "out" / "results.csv")
-    assert row["every_acc"] == row["rntk_acc"] and float(row["every_s"]) > 0
-    assert "Without the unit-RMS rule" in (tmp_path / "out" / "summary.md").read_text()
-    assert module.DEFAULT_SAME and all(same for _, same in seen)  # restored after each fit
-    with patch.dict(module.DEFAULT_SAME, {9: 1}):  # emptied inside _EveryGram.fit
-        from rntk._model_selection import DEFAULT_SAME
-        inside = []
-        monkeypatch.setattr(module.RNTKClassifierCV, "fit",
-                            lambda self, X, y: inside.append(dict(DEFAULT_SAME)) or self)
-        module._EveryGram().fit(None, None)
-        assert inside == [{}] and DEFAULT_SAME[9] == 1
 
 
 def test_bench_panel_repeat_keeps_each_methods_best_time(panel, tmp_path, monkeypatch):
@@ -949,7 +919,7 @@ def test_bench_resamples_fits_the_default_less_some_settings(panel, tmp_path, mo
     X = np.random.default_rng(0).normal(size=(12, 20))
     y = np.repeat([0, 1], 6)
     fitted = module._Without(("octave_shapes",))().fit(X, y)
-    assert len(fitted.search_.cv_results_["params"]) == 6 * len(DEFAULT_ALPHA)
+    assert len(fitted.search_.cv_results_["params"]) == 5 * len(DEFAULT_ALPHA)
     assert not any("octave_shapes" in p for p in fitted.search_.cv_results_["params"])
     with pytest.raises(SystemExit):
         module.main(["--quick", "--data-home", str(panel), "--without", "nope"])

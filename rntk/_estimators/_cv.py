@@ -232,8 +232,7 @@ _CLASSIFIER_REFITTED = """RNTKClassifier or AveragedClassifier
     its predictions differ from those of ``best_params_`` alone. Above ``large_n``,
     each refitted classifier has the landmarks as its training series.
 averaged_params_ : list of dict
-    With ``n_average > 1``: the parameters of the averaged members, best first (a
-    setting of ``DEFAULT_SAME`` listed as the setting it is computed as)."""
+    With ``n_average > 1``: the parameters of the averaged members, best first."""
 
 #: What the regressor search refits.
 _REGRESSOR_REFITTED = """RNTKRegressor or AveragedRegressor
@@ -307,11 +306,7 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
         the best candidates of this many kernel settings (each setting's best ridge,
         ranked as ``best_params_``; an :class:`rntk.model_selection.AveragedClassifier`,
         parameters in ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (3) with the default
-        grid, 1 (the best candidate alone) with a given ``param_grid``. With the
-        default grid on training series that all have unit RMS already
-        (a root-mean-square of 1 per step), the banded level-and-scale setting is
-        the banded setting (``DEFAULT_SAME``): scored, refitted and listed as it, so
-        the banded member may count twice.
+        grid, 1 (the best candidate alone) with a given ``param_grid``.
     large_n : "auto", int or None, default="auto"
         Above this many training series the exact leave-one-out search (``protocol=
         "loo"``, ``cv=None``) runs on ``n_components`` Nystroem features per kernel
