@@ -264,10 +264,10 @@ self : {estimator}CV
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` the default grid: 7 kernel settings of the\n"
+    default=("with ``protocol='loo'`` the default grid: 6 kernel settings of the\n"
              "    one-layer mean-readout RNTK on several views of each series (scaled,\n"
-             "    as given, its amplitude spectrum, its local shapes; 6 on series of\n"
-             "    several channels) x 9 relative ridges ``alpha``, the best candidates\n"
+             "    as given, its amplitude spectrum, its local shapes) x 9 relative\n"
+             "    ridges ``alpha``, the best candidates\n"
              "    of the 3 best settings averaged (``rntk.model_selection.default_grid``\n"
              "    lists them; the user guide says how they were chosen); with\n"
              "    ``protocol='paper'``, the paper's 900 kernel settings x 5 values of\n"
@@ -343,8 +343,8 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 7 kernel settings x 9 ridges
-    63
+    >>> len(clf.cv_results_["params"])  # 6 kernel settings x 9 ridges
+    54
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}
