@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rntk import RNTKClassifierCV, RNTKRegressorCV
+from rntk._model_selection import DEFAULT_SETTINGS
 from rntk._model_selection._cluster import (
     ARRAY_BLOCK,
     _pick,
@@ -133,7 +134,8 @@ def test_joblib_dask_backend_and_progress(client, data, capsys):
         fitted = RNTKClassifierCV(large_n=LARGE_N, n_components=M, verbose=1).fit(X, y)
     out = capsys.readouterr().out
     assert "[rntk.distributed] 150 series in 1 block(s), 1 channel(s), lengths 24 to 24" in out
-    assert "[rntk.distributed] kernel setting 7/7: block 1/1" in out
+    n = len(DEFAULT_SETTINGS)
+    assert f"[rntk.distributed] kernel setting {n}/{n}: block 1/1" in out
     _assert_same_search(fitted, local, X_test)
     # at or below the threshold the series stay in memory, as without the backend
     with joblib.parallel_config(backend="dask"):
