@@ -467,17 +467,24 @@ def test_level_setting_on_unit_rms_series_is_the_banded_one(rng, twin_grid):
     np.testing.assert_allclose(Kl, Kb, rtol=1e-12, atol=0)  # the same network by construction
 
 
+def _record_calls(monkeypatch, owner, name, record):
+    """Wrap ``owner.name``: each call appends ``record(*args)`` to the list returned."""
+    calls, real = [], getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        calls.append(record(*args))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, wrapper)
+    return calls
+
+
 def _count_grams(monkeypatch):
+    """Calls of the estimators' kernel: True for a training Gram (no second set)."""
     from rntk._estimators import _base
 
-    calls = []
-
-    def counted(*args, **kwargs):
-        calls.append(args[1] is None if len(args) > 1 else True)
-        return rntk_kernel(*args, **kwargs)
-
-    monkeypatch.setattr(_base, "rntk_kernel", counted)
-    return calls
+    return _record_calls(monkeypatch, _base, "rntk_kernel",
+                         lambda *args: args[1] is None if len(args) > 1 else True)
 
 
 def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch, twin_grid):
@@ -518,21 +525,15 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch, twin_gri
 def test_the_refit_reads_the_series_the_search_prepared(rng, monkeypatch):
     X, y = _waves(rng, T=20)
     X = 3 * X  # not of unit RMS: every setting's Gram is computed
-    prepared = []
     from rntk._estimators import _base
+    from rntk._representations._table import prepare_series
 
-    original = _base.prepare_series
-
-    def counted(seqs, values, state):
-        prepared.append(len(seqs))
-        return original(seqs, values, state)
-
-    monkeypatch.setattr(_base, "prepare_series", counted)
+    prepared = _record_calls(monkeypatch, _base, "prepare_series", lambda seqs, *_: len(seqs))
     search = RNTKClassifierCV().fit(X, y)
     grid = default_grid([X.shape[1]] * len(X))
     assert prepared == [len(X)] * len(grid)  # once per setting, none again for the refit
     for member in search.best_estimator_.estimators_:  # what a fresh preparation gives
-        fresh = original(list(X[:, :, None]), member._preparation_values(), {})
+        fresh = prepare_series(list(X[:, :, None]), member._preparation_values(), {})
         assert len(member.X_fit_) == len(fresh)
         for a, b in zip(member.X_fit_, fresh):
             np.testing.assert_array_equal(a, b)

@@ -317,6 +317,8 @@ class BaseKernelSearchCV(BaseEstimator):
         names = list(_grids.default_settings(self.n_channels_in_))
         plan.prior = prior_indices(plan.grid, plan.candidates, names)
         raw = plan.raw
+        if not _grids.DEFAULT_SAME:  # no twins in the grid: nothing to look for
+            return
         if _grids._unit_rms_of(raw.rms) if plan.cluster else _grids.unit_rms(raw):
             plan.same_as, plan.redirect = same_settings(plan.grid, plan.candidates,
                                                         plan.kernel_groups, names)
