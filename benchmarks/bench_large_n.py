@@ -21,6 +21,11 @@ Nystroem features per kernel setting instead of the ``n x n`` Gram. Three measur
   class-wise phase shift), just below the ``large_n`` threshold for ``N = 2500``: fit +
   predict of the default and of MiniRocket, alternating, the best of 2 each (``--quick``:
   300 series);
+* ``--unit-rms N``: ``N`` synthetic series z-normalised (every series at unit RMS, as
+  in the UCR archive), the fit time of the default with its unit-RMS rule and without it
+  (:data:`rntk.model_selection.DEFAULT_SAME` emptied: the banded level-and-scale
+  features computed too), alternating, the best of 2 each (``--quick``: 400 series, the
+  feature path forced with 40 landmarks).
 
 Rows are appended to ``bench_large_n.csv`` beside this file (``--out`` to change).
 
@@ -28,7 +33,7 @@ Usage::
 
     python benchmarks/bench_large_n.py [--quick] [--scale 500 1000 2000 4000]
         [--data ../shared/data/ucr --datasets MelbournePedestrian,ItalyPowerDemand]
-        [--multichannel 2500]
+        [--unit-rms 4000] [--multichannel 2500]
 """
 
 import argparse
@@ -38,10 +43,12 @@ import resource
 import time
 import warnings
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
 from rntk import RNTKClassifierCV
+from rntk._model_selection import DEFAULT_SAME, unit_rms
 from rntk._model_selection._features import LARGE_N, LARGE_N_COMPONENTS
 
 HERE = Path(__file__).resolve().parent
@@ -192,6 +199,33 @@ def ucr(writer, data, names, components):
                  n_components=len(_fitted(clf).X_fit_), best_params=clf.best_params_)
 
 
+def unit_rms_rule(writer, n, T=100, large_n="auto", n_components=LARGE_N_COMPONENTS,
+                  repeat=2):
+    """Fit times of the default with and without its unit-RMS rule, z-normalised series."""
+    X, y = waves(n + 1000, T, seed=1)
+    X = (X - X.mean(1, keepdims=True)) / X.std(1, ddof=1, keepdims=True)
+    assert unit_rms(list(X[:n, :, None]))
+    X, y, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
+    best = {}
+    for r in range(repeat):
+        for rule in ((True, False) if r % 2 == 0 else (False, True)):
+            clf = RNTKClassifierCV(large_n=large_n, n_components=n_components)
+            with patch.dict(DEFAULT_SAME, clear=not rule):  # emptied: every setting
+                fit_s, pred_s, acc = _fit_score(clf, X, y, X_test, y_test)
+            if rule in best and best[rule][2] != acc:
+                raise RuntimeError("the repeats' accuracies differ")
+            if fit_s < best.get(rule, (np.inf,))[0]:
+                best[rule] = (fit_s, pred_s, acc, clf)
+    for rule in (True, False):
+        fit_s, pred_s, acc, clf = best[rule]
+        path = "features" if len(_fitted(clf).X_fit_) < n else "exact"
+        _row(writer, part="unit_rms", dataset="waves (z-normalised)", n_train=n, length=T,
+             method=f"RNTKClassifierCV() [{path}], unit-RMS rule {'on' if rule else 'off'}",
+             fit_s=round(fit_s, 2), predict_s=round(pred_s, 2), accuracy=round(acc, 4),
+             n_components=len(_fitted(clf).X_fit_), best_params=clf.best_params_)
+    print(f"without / with the rule: fit time {best[False][0] / best[True][0]:.2f}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true",
@@ -204,6 +238,9 @@ def main(argv=None):
                         help="landmarks of the feature path (the first: against MiniRocket)")
     parser.add_argument("--only", choices=["rntk", "minirocket"], default=None,
                         help="fit only one of the two (default: both, the RNTK first)")
+    parser.add_argument("--unit-rms", type=int, default=None, metavar="N",
+                        help="N z-normalised series: the default with and without its "
+                             "unit-RMS rule")
     parser.add_argument("--multichannel", type=int, default=None, metavar="N",
                         help="N series of 36 steps x 6 channels: the default against "
                              "MiniRocket, fit + predict")
@@ -221,9 +258,15 @@ def main(argv=None):
             scale(writer, args.scale)
         if args.datasets:
             ucr(writer, args.data, [d for d in args.datasets.split(",") if d], args.components)
+        if args.unit_rms:
+            if args.quick:
+                unit_rms_rule(writer, args.unit_rms, large_n=0, n_components=40)
+            else:
+                unit_rms_rule(writer, args.unit_rms)
         if args.multichannel:
             multichannel(writer, 300 if args.quick else args.multichannel)
-        if not args.scale and not args.datasets and not args.multichannel:
+        if not args.scale and not args.datasets and not args.unit_rms \
+                and not args.multichannel:
             if args.quick:
                 vs_minirocket(writer, 400, only=args.only, n_components=40, large_n=0,
                               n_test=200)

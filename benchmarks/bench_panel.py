@@ -19,6 +19,10 @@ alternating, and keeps each method's best time (the accuracies of the repeats ar
 same: both methods are deterministic). On a shared machine whose speed drifts during a
 run, the ratio of best times moves far less than that of single times.
 
+``--compare-unit-rms`` also runs the default without its unit-RMS rule (every setting's
+Gram computed, :data:`rntk.model_selection.DEFAULT_SAME` emptied), alternating with the
+others, and reports its time beside ours (the same accuracies are expected on every set).
+
 ``--compare-precision P`` also runs the default with ``precision=P`` (``"float32"`` or
 ``"float64"``: the engine's arithmetic), alternating with the others, and reports its time
 and accuracy beside ours (column ``precision``) and the sets where they differ.
@@ -30,13 +34,14 @@ and accuracy beside ours (column ``precision``) and the sets where they differ.
 Usage::
 
     python benchmarks/bench_panel.py [--data-home DIR] [--datasets A,B] [--out DIR]
-        [--repeat K] [--compare-precision P] [--quick]
+        [--repeat K] [--compare-unit-rms] [--compare-precision P] [--quick]
 """
 
 import argparse
 import csv
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
@@ -46,6 +51,7 @@ sys.path.insert(0, str(HERE))
 from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
 
 from rntk import RNTKClassifierCV
+from rntk._model_selection import DEFAULT_SAME
 from rntk._preprocessing import interpolate_missing
 from rntk.datasets import load_ts, read_tsv  # noqa: E402
 
@@ -102,6 +108,26 @@ def _f(x):
     return float(x) if x not in ("", None) else np.nan
 
 
+class _EveryGram(RNTKClassifierCV):
+    """The default classifier without the unit-RMS rule: every setting's Gram computed."""
+
+    def fit(self, X, y):
+        """Fit with ``DEFAULT_SAME`` emptied.
+
+        Parameters
+        ----------
+        X, y
+            As :meth:`rntk.RNTKClassifierCV.fit`.
+
+        Returns
+        -------
+        self : _EveryGram
+            The fitted classifier.
+        """
+        with patch.dict(DEFAULT_SAME, clear=True):
+            return super().fit(X, y)
+
+
 def summary(rows, peers):
     """Markdown of the per-set table and the totals."""
     lines = ["| dataset | n_train | rntk (%) | MiniRocket (%) | diff | HC2 published (%) | "
@@ -138,6 +164,12 @@ def summary(rows, peers):
                   f"({t_p / t_mr:.2f}x MiniRocket); accuracy different on {len(differ)} of "
                   f"{len(rows)} sets" + (": " + ", ".join(f"{n} {x:+.2f}" for n, x in differ)
                                          if differ else "") + "."]
+    if "every_s" in rows[0]:
+        t_every = sum(r["every_s"] for r in rows)
+        same = sum(r["every_acc"] == r["rntk_acc"] for r in rows)
+        lines += ["", f"Without the unit-RMS rule (every Gram computed, same process): "
+                  f"{t_every:.1f} s, {t_every / t_ours:.2f}x ours; the same accuracy on "
+                  f"{same} of {len(rows)} sets."]
     return "\n".join(lines) + "\n"
 
 
@@ -148,6 +180,8 @@ def main(argv=None):
     p.add_argument("--out", default="results/bench_panel")
     p.add_argument("--repeat", type=int, default=1,
                    help="fits per set and method, alternating; the best time is kept")
+    p.add_argument("--compare-unit-rms", action="store_true",
+                   help="also the default without its unit-RMS rule (column every)")
     p.add_argument("--compare-precision", choices=("float32", "float64"), default=None,
                    help="also the default with this engine precision (column precision)")
     p.add_argument("--quick", action="store_true",
@@ -166,6 +200,9 @@ def main(argv=None):
         methods["rntk"] = lambda: RNTKClassifierCV(QUICK_GRIDS["rntk"])
     elif "minirocket" not in methods:
         raise SystemExit("MiniRocket needs aeon: pip install aeon (or run with --quick)")
+    if args.compare_unit_rms:
+        methods["every"] = (lambda: _EveryGram(QUICK_GRIDS["rntk"])) if args.quick \
+            else _EveryGram
     if args.compare_precision:
         grid = QUICK_GRIDS["rntk"] if args.quick else None
         methods["precision"] = lambda: RNTKClassifierCV(grid, precision=args.compare_precision)
@@ -192,6 +229,8 @@ def main(argv=None):
         rows.append(row)
         print(f"{name:<32} rntk {row['rntk_acc']:6.2f} ({row['rntk_s']:6.2f} s)  minirocket "
               f"{row['minirocket_acc']:6.2f} ({row['minirocket_s']:6.2f} s)"
+              + (f"  every {row['every_acc']:6.2f} ({row['every_s']:6.2f} s)"
+                 if "every_s" in row else "")
               + (f"  precision {row['precision_acc']:6.2f} ({row['precision_s']:6.2f} s)"
                  if "precision_s" in row else ""), flush=True)
     with open(out / "results.csv", "w", newline="") as f:

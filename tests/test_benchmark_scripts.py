@@ -14,6 +14,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -264,6 +265,35 @@ def test_bench_panel_reads_a_ts_panel(ts_panel, tmp_path):
     assert "| Motions | 12 |" in (tmp_path / "out" / "summary.md").read_text()
 
 
+def test_bench_panel_compares_without_the_unit_rms_rule(panel, tmp_path, monkeypatch):
+    module = _script("bench_panel.py")
+    seen = []
+    real = module._run
+
+    def run(m, make, *data):  # the baseline fits with DEFAULT_SAME emptied, and only then
+        est = make()
+        seen.append((m, dict(module.DEFAULT_SAME)))
+        if m == "every":
+            assert isinstance(est, module._EveryGram)
+        return real(m, lambda: est, *data)
+
+    monkeypatch.setattr(module, "_run", run)
+    monkeypatch.setattr(module, "_warm_up", lambda methods: None)
+    module.main(["--quick", "--compare-unit-rms", "--datasets", "Beef", "--data-home",
+                 str(panel), "--out", str(tmp_path / "out")])
+    (row,) = _csv(tmp_path / "out" / "results.csv")
+    assert row["every_acc"] == row["rntk_acc"] and float(row["every_s"]) > 0
+    assert "Without the unit-RMS rule" in (tmp_path / "out" / "summary.md").read_text()
+    assert module.DEFAULT_SAME and all(same for _, same in seen)  # restored after each fit
+    with patch.dict(module.DEFAULT_SAME, {9: 1}):  # emptied inside _EveryGram.fit
+        from rntk._model_selection import DEFAULT_SAME
+        inside = []
+        monkeypatch.setattr(module.RNTKClassifierCV, "fit",
+                            lambda self, X, y: inside.append(dict(DEFAULT_SAME)) or self)
+        module._EveryGram().fit(None, None)
+        assert inside == [{}] and DEFAULT_SAME[9] == 1
+
+
 def test_bench_panel_repeat_keeps_each_methods_best_time(panel, tmp_path, monkeypatch):
     module = _script("bench_panel.py")
     times = {"rntk": iter([3.0, 1.0, 2.0]), "minirocket": iter([0.5, 0.7, 0.4])}
@@ -472,6 +502,17 @@ def test_tune_readout_grid_quick(panel, tmp_path):
     assert {r["dataset"] for r in rows} == {"Beef"}
     assert all(0 <= float(r["nested_cv"]) <= 1 and 0 <= float(r["test"]) <= 1
                for r in rows)
+
+
+def test_bench_large_n_unit_rms_quick(tmp_path):
+    out = tmp_path / "large_n.csv"
+    _script("bench_large_n.py").main(["--quick", "--unit-rms", "60", "--out", str(out)])
+    rows = _csv(out)
+    assert [r["method"][-3:].strip() for r in rows] == ["on", "off"]
+    # two kernels (the level band's inputs differ by sqrt(99 / 100)): both good, not equal
+    # by construction
+    assert all(float(r["accuracy"]) > 0.9 for r in rows)
+    assert all(r["part"] == "unit_rms" and float(r["fit_s"]) > 0 for r in rows)
 
 
 def test_bench_large_n_quick(tmp_path):
@@ -908,7 +949,7 @@ def test_bench_resamples_fits_the_default_less_some_settings(panel, tmp_path, mo
     X = np.random.default_rng(0).normal(size=(12, 20))
     y = np.repeat([0, 1], 6)
     fitted = module._Without(("octave_shapes",))().fit(X, y)
-    assert len(fitted.search_.cv_results_["params"]) == 5 * len(DEFAULT_ALPHA)
+    assert len(fitted.search_.cv_results_["params"]) == 6 * len(DEFAULT_ALPHA)
     assert not any("octave_shapes" in p for p in fitted.search_.cv_results_["params"])
     with pytest.raises(SystemExit):
         module.main(["--quick", "--data-home", str(panel), "--without", "nope"])

@@ -216,10 +216,10 @@ def test_search_on_the_gpu_selects_as_on_the_cpu(monkeypatch):
                                rtol=1e-10)
 
 
-def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch, twin_grid):
-    """Unit-RMS series: a grid's twin setting (``DEFAULT_SAME``) is not launched."""
+def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch):
+    """Unit-RMS series: the default grid's level band (``DEFAULT_SAME``) is not launched."""
     from rntk import RNTKClassifier, RNTKClassifierCV
-    from rntk._model_selection import _grids, default_grid
+    from rntk._model_selection import DEFAULT_SAME, default_grid
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(6, 6)) + np.repeat([[0.0], [1.0]], 3, axis=0) * np.arange(6)
@@ -234,7 +234,7 @@ def test_batched_search_leaves_the_same_as_groups_uncomputed(monkeypatch, twin_g
 
     monkeypatch.setattr(_cuda, "rntk_kernel_cuda_batched", counted)
     gpu = RNTKClassifierCV(estimator=RNTKClassifier(device="cuda")).fit(X, y)
-    assert sum(launched) == len(default_grid([6] * 6)) - len(_grids.DEFAULT_SAME)
+    assert sum(launched) == len(default_grid([6] * 6)) - len(DEFAULT_SAME)
     cpu = RNTKClassifierCV().fit(X, y)
     assert gpu.averaged_params_ == cpu.averaged_params_
     np.testing.assert_allclose(gpu.cv_results_["mean_test_score"],

@@ -375,8 +375,9 @@ def test_resampled_figures_agree_with_the_benchmark_results():
         row = (f"| {label} | {r['n']} | {r['a']:.2f}% | {r['b']:.2f}% | {r['diff']:+.2f} +- "
                f"{r['se']:.2f} | {'/'.join(map(str, r['wtl']))} |")
         assert row in bench, row
-    r = headline.resampled(a="rntk", b="rntk_with_band")  # the default, and before
-    assert f"without the band\non unit-RMS series {r['diff']:+.2f} +- {r['se']:.2f}" in bench
+    for dropped in ("octave_shapes", "level_pool"):
+        r = headline.resampled(a=f"rntk_without_{dropped}", b="rntk")
+        assert f"{r['diff']:+.2f} +- {r['se']:.2f}" in bench
 
 
 def test_the_docs_forget_a_mocked_torch_before_each_example(monkeypatch):

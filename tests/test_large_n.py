@@ -201,10 +201,9 @@ def test_the_path_allocates_no_n_by_n_matrix(rng, monkeypatch):
     assert clf.score(X, y) > 0.5
 
 
-def test_path_on_unit_rms_series_computes_the_banded_features_once(rng, monkeypatch,
-                                                                  twin_grid):
-    """The unit-RMS rule of a grid of twins on the feature path: one setting fewer."""
-    from rntk._model_selection import _grids, default_grid
+def test_path_on_unit_rms_series_computes_the_banded_features_once(rng, monkeypatch):
+    """The default grid's unit-RMS rule on the feature path: one setting fewer, same model."""
+    from rntk._model_selection import DEFAULT_SAME, default_grid
 
     X, y = _waves(rng, 8)
     X = X / np.sqrt(np.mean(X ** 2, axis=1, keepdims=True))  # every series at unit RMS
@@ -213,7 +212,7 @@ def test_path_on_unit_rms_series_computes_the_banded_features_once(rng, monkeypa
     monkeypatch.setattr(RNTKNystroem, "fit_transform",
                         lambda self, *a, **k: fits.append(1) or real(self, *a, **k))
     path = RNTKClassifierCV(large_n=0, n_components=len(X)).fit(X, y)
-    assert len(fits) == len(default_grid([X.shape[1]] * len(X))) - len(_grids.DEFAULT_SAME)
+    assert len(fits) == len(default_grid([X.shape[1]] * len(X))) - len(DEFAULT_SAME)
     exact = RNTKClassifierCV(large_n=None, precision="float64").fit(X, y)
     assert path.averaged_params_ == exact.averaged_params_
     X_test, _ = _waves(np.random.default_rng(1), 3)

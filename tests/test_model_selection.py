@@ -364,7 +364,7 @@ def test_default_grid_pools_long_bands_and_sizes_the_spectrum(T, band_pool, bins
     banded = [g for g in grid if "readout_band" in g and "spectrum" not in g
               and "shapes" not in g and "octave_shapes" not in g]
     spectral = [g for g in grid if "spectrum" in g]
-    assert len(banded) == 1 and len(spectral) == 1  # the level-and-scale band
+    assert len(banded) == 2 and len(spectral) == 1
     assert all(g["pool"] == [band_pool] for g in banded)
     assert -(-T // band_pool) <= BAND_STEPS  # the banded settings run <= 128 steps
     assert spectral[0]["spectrum"] == [bins] and bins <= SPECTRUM_BINS
@@ -451,15 +451,13 @@ def test_unit_rms_recognises_z_normalised_series(rng):
     assert unit_rms(list(two))
 
 
-def test_level_setting_on_unit_rms_series_is_the_banded_one(rng, twin_grid):
-    from rntk._model_selection import _grids
-
+def test_level_setting_on_unit_rms_series_is_the_banded_one(rng):
     X, y = _waves(rng, T=20)
     X = _unit_rms(X)
     grid = default_grid([X.shape[1]] * len(X))
-    names = list(twin_grid)
+    names = list(DEFAULT_SETTINGS)
     (band, level), = [(grid[names.index(h)], grid[names.index(g)])
-                      for g, h in _grids.DEFAULT_SAME.items()]
+                      for g, h in DEFAULT_SAME.items()]
     assert level["normalize"] == [False] and band["normalize"] == ["rms"]
     ests = [RNTKClassifier(model="ridge", **{k: v[0] for k, v in g.items()})
             for g in (band, level)]
@@ -467,39 +465,29 @@ def test_level_setting_on_unit_rms_series_is_the_banded_one(rng, twin_grid):
     np.testing.assert_allclose(Kl, Kb, rtol=1e-12, atol=0)  # the same network by construction
 
 
-def _record_calls(monkeypatch, owner, name, record):
-    """Wrap ``owner.name``: each call appends ``record(*args)`` to the list returned."""
-    calls, real = [], getattr(owner, name)
+def _count_grams(monkeypatch):
+    from rntk._estimators import _base
 
-    def wrapper(*args, **kwargs):
-        calls.append(record(*args))
-        return real(*args, **kwargs)
+    calls = []
 
-    monkeypatch.setattr(owner, name, wrapper)
+    def counted(*args, **kwargs):
+        calls.append(args[1] is None if len(args) > 1 else True)
+        return rntk_kernel(*args, **kwargs)
+
+    monkeypatch.setattr(_base, "rntk_kernel", counted)
     return calls
 
 
-def _count_grams(monkeypatch):
-    """Calls of the estimators' kernel: True for a training Gram (no second set)."""
-    from rntk._estimators import _base
-
-    return _record_calls(monkeypatch, _base, "rntk_kernel",
-                         lambda *args: args[1] is None if len(args) > 1 else True)
-
-
-def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch, twin_grid):
-    from rntk._model_selection import _grids
-
+def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
     X, y = _waves(rng, T=20)
     X = _unit_rms(X)
     calls = _count_grams(monkeypatch)
     search = RNTKClassifierCV().fit(X, y)
     grid = default_grid([X.shape[1]] * len(X))
-    twins = _grids.DEFAULT_SAME
-    assert calls.count(True) == len(grid) - len(twins)  # one training Gram fewer
+    assert calls.count(True) == len(grid) - len(DEFAULT_SAME)  # one training Gram fewer
     res, n_a = search.cv_results_, len(search.cv_results_["params"]) // len(grid)
-    names = list(twin_grid)
-    for g, h in twins.items():  # the same scores, candidate by candidate
+    names = list(DEFAULT_SETTINGS)
+    for g, h in DEFAULT_SAME.items():  # the same scores, candidate by candidate
         g, h = names.index(g), names.index(h)
         np.testing.assert_array_equal(res["mean_test_score"][g * n_a:(g + 1) * n_a],
                                       res["mean_test_score"][h * n_a:(h + 1) * n_a])
@@ -520,23 +508,6 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch, twin_gri
     del calls[:]
     RNTKClassifierCV().fit(3 * X, y)
     assert calls.count(True) == len(grid)
-
-
-def test_the_refit_reads_the_series_the_search_prepared(rng, monkeypatch):
-    X, y = _waves(rng, T=20)
-    X = 3 * X  # not of unit RMS: every setting's Gram is computed
-    from rntk._estimators import _base
-    from rntk._representations._table import prepare_series
-
-    prepared = _record_calls(monkeypatch, _base, "prepare_series", lambda seqs, *_: len(seqs))
-    search = RNTKClassifierCV().fit(X, y)
-    grid = default_grid([X.shape[1]] * len(X))
-    assert prepared == [len(X)] * len(grid)  # once per setting, none again for the refit
-    for member in search.best_estimator_.estimators_:  # what a fresh preparation gives
-        fresh = prepare_series(list(X[:, :, None]), member._preparation_values(), {})
-        assert len(member.X_fit_) == len(fresh)
-        for a, b in zip(member.X_fit_, fresh):
-            np.testing.assert_array_equal(a, b)
 
 
 def test_search_grams_same_as(rng):
@@ -572,29 +543,24 @@ def test_averaged_member_listed_twice_is_evaluated_once(rng):
     assert len(calls) == 1
 
 
-def test_one_default_grid_for_every_width_and_three_kernels_averaged(rng, monkeypatch):
-    # the banded setting on unit-RMS series left the default (it was the level band's
-    # twin on z-normalised series, counted twice among the averaged), on every width
-    assert "band" not in DEFAULT_SETTINGS and MULTICHANNEL_LEFT_OUT == () and not DEFAULT_SAME
+def test_several_channels_leave_out_the_unit_rms_band(rng, monkeypatch):
     X, y = _waves(rng, n_per_class=1, n_classes=4, T=16)
     lengths = [X.shape[1]] * len(X)
-    assert default_grid(lengths, n_channels=2) == default_grid(lengths)
-    # two channels, each unit RMS over both: every setting computed
+    names = [k for k in DEFAULT_SETTINGS if k not in MULTICHANNEL_LEFT_OUT]
+    assert len(names) == len(DEFAULT_SETTINGS) - 1 and "band" not in names
+    one = dict(zip(DEFAULT_SETTINGS, default_grid(lengths)))
+    assert default_grid(lengths, n_channels=2) == [one[k] for k in names]
+    # two channels, each unit RMS over both (the level band is then the band's network,
+    # which the grid no longer has: it is computed itself)
     X2 = np.stack([X, X[:, ::-1]], axis=2)
     X2 /= np.sqrt(np.sum(X2 ** 2, axis=(1, 2), keepdims=True) / X2.shape[1])
     assert unit_rms(list(X2))
     calls = _count_grams(monkeypatch)
     search = RNTKClassifierCV().fit(X2, y)
     grid = default_grid(lengths, DEFAULT_ALPHA, n_channels=2)
-    names = list(DEFAULT_SETTINGS)
     assert calls.count(True) == len(grid) == len(names)
     assert len(search.cv_results_["params"]) == len(grid) * len(DEFAULT_ALPHA)
-    # one series per class: the priors, found by name
+    # one series per class: the prior pair, found by name in the shorter grid
     for (setting, alpha), p in zip(DEFAULT_PRIOR, search.averaged_params_):
         assert p == {**{k: v[0] for k, v in grid[names.index(setting)].items()},
                      "alpha": alpha}
-    # z-normalised series: the three averaged members are three kernels
-    Xw, yw = _waves(rng, T=20)
-    Z = (Xw - Xw.mean(1, keepdims=True)) / Xw.std(1, ddof=1, keepdims=True)
-    members = RNTKClassifierCV().fit(Z, yw).best_estimator_.estimators_
-    assert len({id(m) for m in members}) == len(members) == DEFAULT_N_AVERAGE

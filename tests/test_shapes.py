@@ -116,7 +116,7 @@ def test_the_estimator_reads_the_rms_scaled_shapes(rng, name):
 
 
 def test_the_default_grid_reads_local_shapes_at_two_sets_of_scales():
-    assert "quantiles" not in DEFAULT_SETTINGS and len(DEFAULT_SETTINGS) == 6
+    assert "quantiles" not in DEFAULT_SETTINGS and len(DEFAULT_SETTINGS) == 7
     # the shapes at every octave took the last-step setting's place
     assert not any(g.get("readout") != ["mean"] for g in DEFAULT_SETTINGS.values())
     assert (SHAPE_LEVELS, OCTAVE_LEVELS) == (64, 32)  # as accurate, in half the time

@@ -232,7 +232,8 @@ _CLASSIFIER_REFITTED = """RNTKClassifier or AveragedClassifier
     its predictions differ from those of ``best_params_`` alone. Above ``large_n``,
     each refitted classifier has the landmarks as its training series.
 averaged_params_ : list of dict
-    With ``n_average > 1``: the parameters of the averaged members, best first."""
+    With ``n_average > 1``: the parameters of the averaged members, best first (a
+    setting of ``DEFAULT_SAME`` listed as the setting it is computed as)."""
 
 #: What the regressor search refits.
 _REGRESSOR_REFITTED = """RNTKRegressor or AveragedRegressor
@@ -264,10 +265,10 @@ self : {estimator}CV
 
 
 @fill_doc(search_doc=_SEARCH_DOC.format(
-    default=("with ``protocol='loo'`` the default grid: 6 kernel settings of the\n"
+    default=("with ``protocol='loo'`` the default grid: 7 kernel settings of the\n"
              "    one-layer mean-readout RNTK on several views of each series (scaled,\n"
-             "    as given, its amplitude spectrum, its local shapes) x 9 relative\n"
-             "    ridges ``alpha``, the best candidates\n"
+             "    as given, its amplitude spectrum, its local shapes; 6 on series of\n"
+             "    several channels) x 9 relative ridges ``alpha``, the best candidates\n"
              "    of the 3 best settings averaged (``rntk.model_selection.default_grid``\n"
              "    lists them; the user guide says how they were chosen); with\n"
              "    ``protocol='paper'``, the paper's 900 kernel settings x 5 values of\n"
@@ -306,7 +307,11 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
         the best candidates of this many kernel settings (each setting's best ridge,
         ranked as ``best_params_``; an :class:`rntk.model_selection.AveragedClassifier`,
         parameters in ``averaged_params_``). ``None``: ``DEFAULT_N_AVERAGE`` (3) with the default
-        grid, 1 (the best candidate alone) with a given ``param_grid``.
+        grid, 1 (the best candidate alone) with a given ``param_grid``. With the
+        default grid on training series that all have unit RMS already
+        (a root-mean-square of 1 per step), the banded level-and-scale setting is
+        the banded setting (``DEFAULT_SAME``): scored, refitted and listed as it, so
+        the banded member may count twice.
     large_n : "auto", int or None, default="auto"
         Above this many training series the exact leave-one-out search (``protocol=
         "loo"``, ``cv=None``) runs on ``n_components`` Nystroem features per kernel
@@ -343,8 +348,8 @@ class RNTKClassifierCV(ClassifierMixin, _KernelSearchCV):
     ...           np.cos(6 * t) + 0.3 * rng.normal(size=(12, 15))]
     >>> y = np.repeat([0, 1], 12)
     >>> clf = RNTKClassifierCV().fit(X, y)  # exact leave-one-out, default grid
-    >>> len(clf.cv_results_["params"])  # 6 kernel settings x 9 ridges
-    54
+    >>> len(clf.cv_results_["params"])  # 7 kernel settings x 9 ridges
+    63
     >>> clf.score(X, y)
     1.0
     >>> grid = {"sigma_b": [0.0, 0.5], "C": [0.1, 10.0]}

@@ -47,28 +47,7 @@ class GramSource(ABC):
 
         ``loo``: the leave-one-out decision values the search has for it (or None).
         """
-        return est._fit_gram(self._prepare(est, raw), K, y, loo=loo)
-
-    def _prepare(self, est, raw):
-        """``est._prepare(raw)``, once per preparation of the same ``raw`` list.
-
-        The search's Grams and the refit of its best candidates read the same prepared
-        series: kept here, by the estimator's preparation values, for the list object
-        ``raw`` last prepared (a screening subsample is another list).
-        """
-        key = tuple(sorted(est._preparation_values().items(), key=lambda kv: kv[0]))
-        try:
-            hash(key)
-        except TypeError:  # a value that is not a plain scalar: prepared again
-            return est._prepare(raw)
-        cache = getattr(self, "_prepared", None)
-        if cache is None or cache[0] is not raw:
-            cache = self._prepared = (raw, {})
-        if key not in cache[1]:
-            cache[1][key] = est._prepare(raw)
-        else:
-            est._fit_preparation(raw)  # the fitted attributes the cached series came from
-        return cache[1][key]
+        return est._fit_gram(est._prepare(raw), K, y, loo=loo)
 
 
 class NumbaGrams(GramSource):
@@ -78,7 +57,7 @@ class NumbaGrams(GramSource):
         for idxs in kernel_groups:
             est = clone(base).set_params(**candidates[idxs[0]])
             try:
-                yield est._gram(self._prepare(est, raw))
+                yield est._gram(est._prepare(raw))
             except KernelOverflowError:
                 yield None  # scored NaN, with the engine's warning
 
@@ -107,7 +86,7 @@ class CudaGrams(GramSource):
                 scale = est._preparation_values()
                 batch = [h for h in range(g, len(ests))
                          if ests[h]._preparation_values() == scale][:CUDA_BATCH]
-                xs = self._prepare(est, raw)
+                xs = est._prepare(raw)
                 try:
                     Ks = rntk_kernel_cuda_batched(xs, None,
                                                   [ests[h]._kernel_params() for h in batch])

@@ -224,10 +224,6 @@ def as_sequences(X, name="X", missing="raise"):
     if isinstance(X, (list, tuple)):
         if len(X) == 0:
             raise ValueError(f"{name} is empty: at least one series is needed")
-        checked = _checked_already(X)
-        if checked is not None:
-            check_missing(missing)
-            return checked
         raw = [series_2d(_as_float_array(s, f"{name}[{i}]"), f"{name}[{i}]")
                for i, s in enumerate(X)]
         finite = False  # checked series by series
@@ -268,24 +264,6 @@ def as_sequences(X, name="X", missing="raise"):
         seqs = [_trim_series(s, name, i, missing) for i, s in enumerate(raw)]
     check_same_channels(seqs, name=name)
     return seqs
-
-
-def _checked_already(X):
-    """Return ``list(X)`` when it is already what :func:`as_sequences` returns, else None.
-
-    Series that are C-contiguous float64 ``(T_i, m)`` ndarrays with ``T_i >= 1``, one
-    ``m``, every value finite (as the preparations and the kernels pass them on): one
-    check over all values at once instead of one per series. Anything else (None) takes
-    the checks series by series, which name the problem.
-    """
-    m = X[0].shape[1] if type(X[0]) is np.ndarray and X[0].ndim == 2 else None
-    for s in X:
-        if (type(s) is not np.ndarray or s.dtype != np.float64 or s.ndim != 2
-                or s.shape[1] != m or not s.shape[0] or not s.flags.c_contiguous):
-            return None
-    if not np.isfinite(np.concatenate(X)).all():
-        return None
-    return list(X)
 
 
 def check_same_channels(seqs, other=None, name="X", other_name="Y"):
@@ -361,21 +339,18 @@ def unit_norm(seqs):
     scaled : list of ndarray of shape (T_i, m)
         Each series divided by its norm (a series of zeros is left as it is).
     """
-    return _per_shape(seqs, _unit_norm_stack)
-
-
-def _unit_norm_stack(a):
-    """:func:`unit_norm` of the series of one shape, stacked ``(n, T, m)``."""
-    with np.errstate(over="ignore", under="ignore"):
-        norm = np.sqrt(np.einsum("ntm,ntm->n", a, a))
-    unsafe = ~np.isfinite(norm) | (norm < _SMALL_NORM)
-    if unsafe.any():  # the squares overflow or underflow: scale by the peak first
-        peak = np.max(np.abs(a[unsafe]), axis=(1, 2), initial=0.0)
-        scaled = a[unsafe] / np.where(peak > 0, peak, 1.0)[:, None, None]
-        a = a.copy()
-        a[unsafe] = scaled
-        norm[unsafe] = np.sqrt(np.einsum("ntm,ntm->n", scaled, scaled))
-    return a / np.where(norm > 0, norm, 1.0)[:, None, None]
+    out = []
+    for s in seqs:
+        with np.errstate(over="ignore", under="ignore"):
+            norm = np.linalg.norm(s)
+        if not np.isfinite(norm) or norm < _SMALL_NORM:
+            # the squares overflow or underflow: scale by the peak first
+            peak = np.max(np.abs(s), initial=0.0)
+            if peak > 0:
+                s = s / peak
+                norm = np.linalg.norm(s)
+        out.append(s / norm if norm > 0 else s)
+    return out
 
 
 #: The scalings of the estimators' ``normalize``: per series (``"norm"``, ``"rms"``), or
@@ -446,9 +421,10 @@ def normalize_series(seqs, how):
     """
     if how is False or how is None or how == "dataset":
         return seqs
+    out = unit_norm(seqs)
     if how == "rms":
-        return _per_shape(seqs, lambda a: _unit_norm_stack(a) * np.sqrt(a.shape[1]))
-    return unit_norm(seqs)
+        out = [s * np.sqrt(s.shape[0]) for s in out]
+    return out
 
 
 @fill_doc(seqs=_SEQS)
