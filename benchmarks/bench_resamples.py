@@ -12,29 +12,39 @@ half is the parity of the CRC-32 of its name (:func:`half`). The summary gives t
 accuracies over all sets and over each half, the mean per-set difference with its
 standard error over sets, and wins / ties / losses of the per-set means.
 
+``--nested K`` adds the other kind of evidence, from the same run: nested cross-validation
+on the official training part alone (:func:`nested_folds`: K stratified folds shuffled with
+seed 0, every method fitted on K - 1 and scored on the last; a set's score is its accuracy
+over all the held-out predictions). Its rows have ``protocol`` "nested" (the resamples'
+"resampled"), and the summary has a section for each protocol. ``--resamples 0 --nested 5``
+runs the nested folds alone.
+
 ``--without band,pool`` also fits the default less those settings of its grid (names of
 ``DEFAULT_SETTINGS``) on the same resamples, and compares it with the default: a smaller
 default that is level is the better one. ``--with intervals`` fits it with settings of
 :data:`EXTRA_SETTINGS` added.
 
 Writes ``results.csv`` (one row per set, resample and method) and ``summary.md`` into
-``--out``. ``--quick`` runs the two smallest sets, 2 resamples, on the small grid of
+``--out``. ``--quick`` runs the two smallest sets, at most 2 resamples, on the small grid of
 ``bench_ucr_protocols.py --quick`` (MiniRocket only when aeon is installed).
 
 Usage::
 
     python benchmarks/bench_resamples.py [--data-home DIR] [--datasets A,B]
-        [--resamples K] [--without NAMES] [--with NAMES] [--out DIR] [--quick]
+        [--resamples K] [--nested K] [--without NAMES] [--with NAMES] [--out DIR]
+        [--quick]
 """
 
 import argparse
 import csv
 import sys
+import warnings
 import zlib
 from pathlib import Path
 from unittest.mock import patch
 
 import numpy as np
+from sklearn.model_selection import StratifiedKFold
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -88,9 +98,44 @@ def resample(X_train, y_train, X_test, y_test, seed, stratify=True):
         rest = rng.permutation(np.setdiff1d(np.arange(len(y)), train))
         train = np.sort(np.r_[train, rest[:n_train - len(train)]])
     test = np.setdiff1d(np.arange(len(y)), train)
-    if isinstance(X, np.ndarray):
-        return X[train], y[train], X[test], y[test]
-    return [X[i] for i in train], y[train], [X[i] for i in test], y[test]
+    return _take(X, train), y[train], _take(X, test), y[test]
+
+
+def _take(X, index):
+    """Return the series of ``X`` (an array or a list) at ``index``."""
+    return X[index] if isinstance(X, np.ndarray) else [X[i] for i in index]
+
+
+def nested_folds(y, k, seed=0):
+    """Outer folds of the nested CV on a training part: (train, test) index pairs.
+
+    ``k`` folds stratified by class and shuffled with ``seed``, fewer where no class has
+    ``k`` series (none where none has two): a class smaller than the folds is spread over
+    as many as it has series.
+    """
+    k = min(k, int(np.max(np.unique(y, return_counts=True)[1])))
+    if k < 2:
+        return []
+    with warnings.catch_warnings():  # "the least populated class has only ... members"
+        warnings.simplefilter("ignore", UserWarning)
+        return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(
+            np.zeros(len(y)), y))
+
+
+def nested(name, X, y, methods, k):
+    """Rows of the nested CV of every method on one training part."""
+    folds = nested_folds(y, k)
+    rows = []
+    for m, make in methods.items():
+        correct = seconds = 0.0
+        for train, test in folds:
+            acc, sec, _ = _run(m, make, _take(X, train), y[train], _take(X, test), y[test])
+            correct += acc * len(test)
+            seconds += sec
+        if folds:
+            rows.append(dict(dataset=name, half=half(name), protocol="nested", resample=0,
+                             method=m, accuracy=correct / len(y), seconds=seconds))
+    return rows
 
 
 def _pair_table(mean, sets, a_name, b_name):
@@ -112,18 +157,36 @@ def _pair_table(mean, sets, a_name, b_name):
     return lines
 
 
-def summary(rows):
+def summary(rows, folds=None):
     """Return the Markdown summary of the rows of :func:`main`.
 
-    Each method against MiniRocket, and each variant of the default against it.
+    Each method against MiniRocket, and each variant of the default against it: a
+    section for the resamples, one for the nested CV (``folds`` outer folds) where
+    ``rows`` have some.
     """
-    sets = sorted({r["dataset"] for r in rows})
+    sections = []
+    for protocol in ("resampled", "nested"):
+        part = [r for r in rows if r.get("protocol", "resampled") == protocol]
+        if not part:
+            continue
+        sets = sorted({r["dataset"] for r in part})
+        if protocol == "resampled":
+            n_res = max(r["resample"] for r in part) + 1
+            title = (f"{len(sets)} sets, {n_res} resamples each (resample 0: the official "
+                     "split); per-set means over the resamples")
+        else:
+            title = (f"Nested CV on the official training parts: {len(sets)} sets, "
+                     f"{folds or 'k'} stratified outer folds (seed 0); per-set accuracy "
+                     "over the held-out predictions")
+        sections.append(_section(part, sets, title))
+    return "\n\n".join(sections)
+
+
+def _section(rows, sets, title):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     mean = {(s, m): np.mean([r["accuracy"] for r in rows if r["dataset"] == s
                              and r["method"] == m]) for s in sets for m in methods}
-    n_res = max(r["resample"] for r in rows) + 1
-    lines = [f"{len(sets)} sets, {n_res} resamples each (resample 0: the official split); "
-             "per-set means over the resamples", ""]
+    lines = [title, ""]
     pairs = [(m, "minirocket") for m in methods if m != "minirocket" and "minirocket" in methods]
     pairs += [(m, "rntk") for m in methods if m.startswith("rntk_")]
     for a_name, b_name in pairs:
@@ -170,8 +233,11 @@ def main(argv=None):
     p.add_argument("--datasets", default=None, help="comma list (default: the panel)")
     p.add_argument("--resamples", type=int, default=5)
     p.add_argument("--out", default="results/bench_resamples")
+    p.add_argument("--nested", type=int, default=0, metavar="K",
+                   help="also score every method by nested CV on the official training "
+                        "parts, K stratified outer folds (0: none)")
     p.add_argument("--quick", action="store_true",
-                   help="the two smallest sets, 2 resamples, the small grid")
+                   help="the two smallest sets, at most 2 resamples, the small grid")
     p.add_argument("--without", action="append", default=[],
                    help="also fit the default less these settings (comma list of names "
                         "of DEFAULT_SETTINGS), on the same resamples; repeatable")
@@ -187,7 +253,7 @@ def main(argv=None):
         if not args.datasets:
             names = sorted(names, key=lambda n: int(peers[n]["n_train"])
                            * int(peers[n]["max_length"]))[:2]
-        resamples = 2
+        resamples = min(resamples, 2)
         methods = {"rntk": lambda: RNTKClassifierCV(QUICK_GRIDS["rntk"]), **methods}
     else:
         if "minirocket" not in methods:
@@ -215,17 +281,21 @@ def main(argv=None):
             data = resample(X_train, y_train, X_test, y_test, r)
             for m, make in methods.items():
                 acc, sec, _ = _run(m, make, *data)
-                rows.append(dict(dataset=name, half=half(name), resample=r, method=m,
-                                 accuracy=acc, seconds=sec))
-        got = {m: np.mean([q["accuracy"] for q in rows if q["dataset"] == name
-                           and q["method"] == m]) for m in methods}
-        print(f"{name:<32} " + "  ".join(f"{m} {100 * a:6.2f}" for m, a in got.items()),
-              flush=True)
+                rows.append(dict(dataset=name, half=half(name), protocol="resampled",
+                                 resample=r, method=m, accuracy=acc, seconds=sec))
+        if args.nested:
+            rows += nested(name, X_train, np.asarray(y_train), methods, args.nested)
+        for protocol in ("resampled", "nested"):
+            got = {m: [q["accuracy"] for q in rows if q["dataset"] == name
+                       and q["method"] == m and q["protocol"] == protocol] for m in methods}
+            if any(got.values()):
+                print(f"{name:<32} {protocol:<9} " + "  ".join(
+                    f"{m} {100 * np.mean(a):6.2f}" for m, a in got.items()), flush=True)
     with open(out / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = summary(rows)
+    md = summary(rows, args.nested)
     (out / "summary.md").write_text(md)
     print(md)
     return rows

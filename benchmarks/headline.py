@@ -78,11 +78,13 @@ def regression_panel(name="bench_tser.csv"):
 def resampled(name="bench_resamples.csv", a="rntk", b="minirocket", part=None):
     """Per-set means over the resamples of a ``bench_resamples.py`` CSV, compared.
 
-    ``part``: ``None`` for every set, else the half (0 or 1). Return the number of sets,
+    ``part``: ``None`` for every set, else the half (0 or 1); rows of the nested CV
+    (``protocol`` "nested") are left out. Return the number of sets,
     both means, the mean per-set difference and its standard error (in points), the
     wins / ties / losses and the ratio of the summed times of ``a`` to ``b``.
     """
-    rows = [r for r in _rows(name) if part is None or int(r["half"]) == part]
+    rows = [r for r in _rows(name) if (part is None or int(r["half"]) == part)
+            and r.get("protocol", "resampled") == "resampled"]
     sets = sorted({r["dataset"] for r in rows})
 
     def mean(s, m):

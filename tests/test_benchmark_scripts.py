@@ -931,6 +931,42 @@ def test_resamples_keep_the_official_sizes_and_class_counts(layout, rng):
     assert draws[0] != draws[1]
 
 
+def test_bench_resamples_scores_by_nested_cv_beside(panel, tmp_path, monkeypatch):
+    """--nested: one row per set and method scored on the training part alone, its own
+    section of the summary, and none of it in the resampled figures."""
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    module = _script("bench_resamples.py")
+    out = tmp_path / "out"
+    rows = module.main(["--quick", "--datasets", "Beef", "--data-home", str(panel),
+                        "--nested", "3", "--out", str(out)])
+    nested = [r for r in rows if r["protocol"] == "nested"]
+    assert [r["method"] for r in nested] == ["rntk"] and nested[0]["dataset"] == "Beef"
+    assert len([r for r in rows if r["protocol"] == "resampled"]) == 2
+    n_train = len(module._load("Beef", str(panel))[1])
+    assert nested[0]["accuracy"] * n_train == pytest.approx(round(nested[0]["accuracy"]
+                                                                 * n_train))
+    text = (out / "summary.md").read_text()
+    assert "2 resamples each" in text and "Nested CV on the official training parts" in text
+    only = module.main(["--quick", "--datasets", "Beef", "--data-home", str(panel),
+                        "--resamples", "0", "--nested", "3", "--out", str(out)])
+    assert {r["protocol"] for r in only} == {"nested"}
+    assert "resamples each" not in (out / "summary.md").read_text()
+
+
+def test_nested_folds_are_stratified_and_cover_the_training_part():
+    module = _script("bench_resamples.py")
+    y = np.array(["a"] * 9 + ["b"] * 4 + ["c"])
+    folds = module.nested_folds(y, 5)
+    assert len(folds) == 5
+    held = np.sort(np.concatenate([test for _, test in folds]))
+    assert np.array_equal(held, np.arange(len(y)))  # every series held out once
+    for train, test in folds:
+        assert not set(train) & set(test)
+        assert np.sum(y[test] == "a") in (1, 2)  # the large class spread evenly
+    assert len(module.nested_folds(y[9:], 5)) == 4  # no class has 5 series: 4 folds
+    assert module.nested_folds(np.array(["a", "b", "c"]), 5) == []
+
+
 def test_panel_halves_are_fixed_by_name():
     module = _script("bench_resamples.py")
     names = [f"Set{i}" for i in range(40)]
