@@ -510,6 +510,34 @@ def test_unit_rms_series_compute_the_banded_gram_once(rng, monkeypatch):
     assert calls.count(True) == len(grid)
 
 
+@pytest.mark.parametrize("screen", [None, 12])
+def test_the_refit_reuses_the_series_prepared_for_the_search(rng, monkeypatch, screen):
+    """The members are fitted on the training series as the search prepared them (of all
+    of them, not of a screening's subsample): no preparation again, the same model."""
+    from rntk._estimators._base import PrecomputedSequenceEstimator
+    from rntk._model_selection import _sources
+
+    X, y = _waves(rng, n_per_class=9, T=18)
+    prepared = []
+    real = PrecomputedSequenceEstimator._prepare
+
+    def counted(self, xs, fitted=False):
+        prepared.append((len(xs), fitted))
+        return real(self, xs, fitted)
+
+    monkeypatch.setattr(PrecomputedSequenceEstimator, "_prepare", counted)
+    search = RNTKClassifierCV(screen=screen).fit(X, y)
+    kept = prepared.count((len(X), False))
+    # without the kept series: every member prepared again, the same decision values
+    monkeypatch.setattr(_sources.NumbaGrams, "refit", _sources.GramSource.refit)
+    del prepared[:]
+    again = RNTKClassifierCV(screen=screen).fit(X, y)
+    members = search.best_estimator_.estimators_
+    assert prepared.count((len(X), False)) - kept == len({id(m) for m in members}) == 3
+    np.testing.assert_allclose(search.decision_function(X), again.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+
+
 def test_search_grams_same_as(rng):
     X, y = _waves(rng)
     grams = [rntk_kernel(X, sigma_b=b) for b in (0.0, 1.0)]

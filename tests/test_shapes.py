@@ -85,6 +85,20 @@ def test_the_octave_shapes_hold_the_three_scales():
 
 
 @pytest.mark.parametrize("name", SHAPES)
+def test_a_series_representation_does_not_depend_on_the_others(rng, name):
+    # series of several lengths are transformed in one NaN-padded stack: none of the
+    # padding, nor a neighbour's magnitude, may reach a series' quantiles
+    transform = SHAPES[name][0]
+    X = [rng.normal(size=(T, 2)) for T in (60, 17, 33, 2, 1, 33, 5)]
+    for extreme in (None, 1e200, 1e-200):  # a series far out of the others' range
+        Y = list(X) + ([] if extreme is None else [extreme * rng.normal(size=(9, 2))])
+        together = transform(Y, n_levels=11)
+        for y, q in zip(Y, together):
+            np.testing.assert_allclose(q, transform([y], n_levels=11)[0], rtol=1e-13,
+                                       atol=1e-13)
+
+
+@pytest.mark.parametrize("name", SHAPES)
 def test_degenerate_series_and_extreme_magnitudes(rng, name):
     transform, transformer, _, k = SHAPES[name]
     Q = transform([np.full(30, 2.0), np.zeros(5), np.array([7.0])], n_levels=3)

@@ -50,16 +50,54 @@ class GramSource(ABC):
         return est._fit_gram(est._prepare(raw), K, y, loo=loo)
 
 
+#: Values of prepared training series a search may keep for its refit whatever the
+#: number of series (8 MB of float64).
+KEPT_VALUES = 2**20
+
+
+def _preparation_key(est):
+    """Return a hashable key of what ``est``'s preparation of the training series reads."""
+    return repr(sorted(est._preparation_values().items()))
+
+
 class NumbaGrams(GramSource):
-    """The exact Grams from the Numba engine, one kernel setting at a time."""
+    """The exact Grams from the Numba engine, one kernel setting at a time.
+
+    The series of the last call of :meth:`grams` as each setting prepared them are
+    kept for the refit on those series (which would prepare them again), as long as
+    all those kept hold fewer values than one ``n x n`` Gram, of which the search keeps
+    several (memory of the same order), or than :data:`KEPT_VALUES`.
+    """
+
+    def __init__(self):
+        self._raw, self._prepared = None, {}
 
     def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
+        self._raw, self._prepared = raw, {}  # a screening's subsample, then all series
+        room = max(len(raw) ** 2, KEPT_VALUES)
         for idxs in kernel_groups:
             est = clone(base).set_params(**candidates[idxs[0]])
+            xs = est._prepare(raw)
+            key = _preparation_key(est)
+            size = sum(x.size for x in xs)
+            if key not in self._prepared and size <= room:
+                room -= size
+                fitted = {name: value for name, value in vars(est).items()
+                          if name.endswith("_")}
+                self._prepared[key] = (xs, fitted)
             try:
-                yield est._gram(est._prepare(raw))
+                yield est._gram(xs)
             except KernelOverflowError:
                 yield None  # scored NaN, with the engine's warning
+
+    def refit(self, est, K, y, raw, loo):  # noqa: D102 (the base's)
+        kept = self._prepared.get(_preparation_key(est)) if raw is self._raw else None
+        if kept is None:
+            return super().refit(est, K, y, raw, loo)
+        xs, fitted = kept
+        for name, value in fitted.items():  # what the preparation learnt from raw
+            setattr(est, name, value)
+        return est._fit_gram(xs, K, y, loo=loo)
 
 
 #: Kernel settings per launch of the batched GPU engine in a search (memory: this many

@@ -158,37 +158,61 @@ def _signal_quantiles(seqs, n_levels, signals):
     """
     levels = (np.arange(n_levels) + 0.5) / n_levels
 
-    def quantiles(a):
-        a = peak_scaled(a, axis=1)[0]  # differences of values near the float maximum
+    def quantiles(a, lengths=None):
+        if lengths is None:
+            a = peak_scaled(a, axis=1)[0]  # differences of values near the float maximum
         n, _, m = a.shape
         out = np.empty((n, n_levels, len(signals) * m))
         for k, (order, d) in enumerate(signals):
-            z = a if order == 0 else _dilated(a, d, order)  # one signal at a time
-            q = _unit_rms_columns(_linear_quantiles(z, levels))
+            if order == 0:  # one signal at a time
+                z, count = a, lengths
+            elif lengths is None:
+                z, count = _dilated(a, d, order), None
+            else:  # NaN past each series' own differences; one zero where it has none
+                z = _dilated(a, d, order)
+                count = np.maximum(lengths - order * d, 1)
+                z[lengths <= order * d, 0] = 0.0
+            q = _unit_rms_columns(_linear_quantiles(z, levels, count))
             out[:, :, k * m:(k + 1) * m] = q.transpose(1, 0, 2)
         return out
 
+    lengths = np.array([s.shape[0] for s in seqs])
+    if len(set(lengths.tolist())) > 1:  # several lengths: one NaN-padded stack
+        padded = np.full((len(seqs), int(lengths.max()), seqs[0].shape[1]), np.nan)
+        for i, s in enumerate(seqs):
+            padded[i, :len(s)] = s
+        if np.all(peak_scaled(np.nan_to_num(padded), axis=1)[1] == 1.0):
+            out = quantiles(padded, lengths)
+            return [out[i] for i in range(len(seqs))]
     return _per_shape(seqs, quantiles)
 
 
-def _linear_quantiles(z, levels):
+def _linear_quantiles(z, levels, count=None):
     """``numpy.quantile(z, levels, axis=1)`` (linear interpolation), from one sort.
 
     The same values, bitwise: numpy's virtual indices, neighbours and interpolation
     (``_lerp``), on the array sorted once along its steps instead of partitioned at
     twice as many points as there are levels (several times faster for 64 levels).
+    ``count``: per row of ``z``, the number of its first steps that are values (the
+    rest is NaN padding, sorted after them); None: every step.
     """
-    t = z.shape[1]
     s = np.sort(z, axis=1)
+    t = z.shape[1] if count is None else count[:, None]
     virtual = t * levels + (1 + levels * (1 - 1 - 1)) - 1  # numpy's, alpha = beta = 1
     prev = np.floor(virtual)
     gamma = virtual - prev
     lo = np.clip(prev, 0, t - 1).astype(np.intp)
     hi = np.clip(prev + 1, 0, t - 1).astype(np.intp)
-    lo[virtual >= t - 1] = t - 1
-    a = np.moveaxis(s[:, lo], 1, 0)
-    b = np.moveaxis(s[:, hi], 1, 0)
-    gamma = gamma[:, None, None]
+    if count is None:
+        lo[virtual >= t - 1] = t - 1
+        a = np.moveaxis(s[:, lo], 1, 0)
+        b = np.moveaxis(s[:, hi], 1, 0)
+        gamma = gamma[:, None, None]
+    else:
+        lo = np.where(virtual >= t - 1, t - 1, lo)
+        a = np.moveaxis(np.take_along_axis(s, lo[:, :, None], axis=1), 1, 0)
+        b = np.moveaxis(np.take_along_axis(s, hi[:, :, None], axis=1), 1, 0)
+        gamma = gamma.T[:, :, None]
     diff = b - a
     out = a + diff * gamma
     np.subtract(b, diff * (1 - gamma), out=out, where=gamma >= 0.5)

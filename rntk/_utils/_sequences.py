@@ -340,16 +340,17 @@ def unit_norm(seqs):
         Each series divided by its norm (a series of zeros is left as it is).
     """
     out = []
-    for s in seqs:
-        with np.errstate(over="ignore", under="ignore"):
-            norm = np.linalg.norm(s)
-        if not np.isfinite(norm) or norm < _SMALL_NORM:
-            # the squares overflow or underflow: scale by the peak first
-            peak = np.max(np.abs(s), initial=0.0)
-            if peak > 0:
-                s = s / peak
-                norm = np.linalg.norm(s)
-        out.append(s / norm if norm > 0 else s)
+    with np.errstate(over="ignore", under="ignore"):
+        for s in seqs:
+            flat = s.ravel(order="K")
+            norm = np.sqrt(flat.dot(flat))  # numpy.linalg.norm's, without its checks
+            if not np.isfinite(norm) or norm < _SMALL_NORM:
+                # the squares overflow or underflow: scale by the peak first
+                peak = np.max(np.abs(s), initial=0.0)
+                if peak > 0:
+                    s = s / peak
+                    norm = np.linalg.norm(s)
+            out.append(s / norm if norm > 0 else s)
     return out
 
 
