@@ -75,16 +75,18 @@ def regression_panel(name="bench_tser.csv"):
                 time_ratio=t_ours / t_theirs)
 
 
-def resampled(name="bench_resamples.csv", a="rntk", b="minirocket", part=None):
+def resampled(name="bench_resamples.csv", a="rntk", b="minirocket", part=None,
+              protocol="resampled"):
     """Per-set means over the resamples of a ``bench_resamples.py`` CSV, compared.
 
-    ``part``: ``None`` for every set, else the half (0 or 1); rows of the nested CV
-    (``protocol`` "nested") are left out. Return the number of sets,
+    ``part``: ``None`` for every set, else the half (0 or 1); ``protocol``: the rows
+    read, those of the resamples or of the nested CV (``"nested"``, one per set and
+    method: ``bench_resamples.py --nested``). Return the number of sets,
     both means, the mean per-set difference and its standard error (in points), the
     wins / ties / losses and the ratio of the summed times of ``a`` to ``b``.
     """
     rows = [r for r in _rows(name) if (part is None or int(r["half"]) == part)
-            and r.get("protocol", "resampled") == "resampled"]
+            and r.get("protocol", "resampled") == protocol]
     sets = sorted({r["dataset"] for r in rows})
 
     def mean(s, m):
