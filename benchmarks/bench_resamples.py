@@ -45,6 +45,7 @@ from unittest.mock import patch
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
+from sklearn.utils import _safe_indexing
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -98,12 +99,7 @@ def resample(X_train, y_train, X_test, y_test, seed, stratify=True):
         rest = rng.permutation(np.setdiff1d(np.arange(len(y)), train))
         train = np.sort(np.r_[train, rest[:n_train - len(train)]])
     test = np.setdiff1d(np.arange(len(y)), train)
-    return _take(X, train), y[train], _take(X, test), y[test]
-
-
-def _take(X, index):
-    """Return the series of ``X`` (an array or a list) at ``index``."""
-    return X[index] if isinstance(X, np.ndarray) else [X[i] for i in index]
+    return _safe_indexing(X, train), y[train], _safe_indexing(X, test), y[test]
 
 
 def nested_folds(y, k, seed=0):
@@ -129,7 +125,8 @@ def nested(name, X, y, methods, k):
     for m, make in methods.items():
         correct = seconds = 0.0
         for train, test in folds:
-            acc, sec, _ = _run(m, make, _take(X, train), y[train], _take(X, test), y[test])
+            acc, sec, _ = _run(m, make, _safe_indexing(X, train), y[train],
+                               _safe_indexing(X, test), y[test])
             correct += acc * len(test)
             seconds += sec
         if folds:

@@ -529,7 +529,7 @@ def test_the_refit_reuses_the_series_prepared_for_the_search(rng, monkeypatch, s
     search = RNTKClassifierCV(screen=screen).fit(X, y)
     kept = prepared.count((len(X), False))
     # without the kept series: every member prepared again, the same decision values
-    monkeypatch.setattr(_sources.NumbaGrams, "refit", _sources.GramSource.refit)
+    monkeypatch.setattr(_sources.GramSource, "_keep", lambda self, est, xs: None)
     del prepared[:]
     again = RNTKClassifierCV(screen=screen).fit(X, y)
     members = search.best_estimator_.estimators_

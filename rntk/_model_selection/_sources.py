@@ -13,9 +13,22 @@ from abc import ABC, abstractmethod
 
 from sklearn.base import clone
 
+from .._representations import PREPARATIONS
 from .._utils import KernelOverflowError
 
 __all__ = ["CudaGrams", "GramSource", "NumbaGrams"]
+
+
+#: Values of prepared training series a search may keep for its refit whatever the
+#: number of series (8 MB of float64).
+KEPT_VALUES = 2**20
+#: The attributes a preparation learns from the training series.
+_FITTED = tuple(a for p in PREPARATIONS for a in p.fitted)
+
+
+def _preparation_key(est):
+    """Return a hashable key of what ``est``'s preparation of the training series reads."""
+    return repr(sorted(est._preparation_values().items()))
 
 
 class GramSource(ABC):
@@ -24,6 +37,8 @@ class GramSource(ABC):
     #: The exact leave-one-out scorer of what :meth:`grams` yields, if not the Gram's
     #: (``None``: :class:`~rntk.model_selection.RidgeLOOScorer` on the Gram).
     scorer = None
+    #: The series of the last :meth:`grams` and those kept prepared (:meth:`_start`).
+    _raw, _prepared = None, {}
 
     @abstractmethod
     def grams(self, base, candidates, kernel_groups, raw):
@@ -46,58 +61,50 @@ class GramSource(ABC):
         """Fit the candidate ``est`` on all series ``raw`` from its setting's ``K``.
 
         ``loo``: the leave-one-out decision values the search has for it (or None).
+        The series as :meth:`_keep` kept them are not prepared again.
         """
-        return est._fit_gram(est._prepare(raw), K, y, loo=loo)
-
-
-#: Values of prepared training series a search may keep for its refit whatever the
-#: number of series (8 MB of float64).
-KEPT_VALUES = 2**20
-
-
-def _preparation_key(est):
-    """Return a hashable key of what ``est``'s preparation of the training series reads."""
-    return repr(sorted(est._preparation_values().items()))
-
-
-class NumbaGrams(GramSource):
-    """The exact Grams from the Numba engine, one kernel setting at a time.
-
-    The series of the last call of :meth:`grams` as each setting prepared them are
-    kept for the refit on those series (which would prepare them again), as long as
-    all those kept hold fewer values than one ``n x n`` Gram, of which the search keeps
-    several (memory of the same order), or than :data:`KEPT_VALUES`.
-    """
-
-    def __init__(self):
-        self._raw, self._prepared = None, {}
-
-    def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
-        self._raw, self._prepared = raw, {}  # a screening's subsample, then all series
-        room = max(len(raw) ** 2, KEPT_VALUES)
-        for idxs in kernel_groups:
-            est = clone(base).set_params(**candidates[idxs[0]])
-            xs = est._prepare(raw)
-            key = _preparation_key(est)
-            size = sum(x.size for x in xs)
-            if key not in self._prepared and size <= room:
-                room -= size
-                fitted = {name: value for name, value in vars(est).items()
-                          if name.endswith("_")}
-                self._prepared[key] = (xs, fitted)
-            try:
-                yield est._gram(xs)
-            except KernelOverflowError:
-                yield None  # scored NaN, with the engine's warning
-
-    def refit(self, est, K, y, raw, loo):  # noqa: D102 (the base's)
         kept = self._prepared.get(_preparation_key(est)) if raw is self._raw else None
         if kept is None:
-            return super().refit(est, K, y, raw, loo)
+            return est._fit_gram(est._prepare(raw), K, y, loo=loo)
         xs, fitted = kept
         for name, value in fitted.items():  # what the preparation learnt from raw
             setattr(est, name, value)
         return est._fit_gram(xs, K, y, loo=loo)
+
+    def _start(self, raw):
+        """Forget the series kept so far: :meth:`grams` runs on ``raw`` now.
+
+        A screening's subsample first, then all series: only the last are kept.
+        """
+        self._raw, self._prepared = raw, {}
+        self._room = max(len(raw) ** 2, KEPT_VALUES)
+
+    def _keep(self, est, xs):
+        """Keep the series ``xs`` as ``est`` prepared them, for the refit, if there is room.
+
+        Room: all those kept hold fewer values than one ``n x n`` Gram, of which the
+        search keeps several (memory of the same order), or than :data:`KEPT_VALUES`.
+        """
+        key, size = _preparation_key(est), sum(x.size for x in xs)
+        if key not in self._prepared and size <= self._room:
+            self._room -= size
+            self._prepared[key] = (xs, {name: getattr(est, name) for name in _FITTED
+                                        if hasattr(est, name)})
+
+
+class NumbaGrams(GramSource):
+    """The exact Grams from the Numba engine, one kernel setting at a time."""
+
+    def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
+        self._start(raw)
+        for idxs in kernel_groups:
+            est = clone(base).set_params(**candidates[idxs[0]])
+            xs = est._prepare(raw)
+            self._keep(est, xs)
+            try:
+                yield est._gram(xs)
+            except KernelOverflowError:
+                yield None  # scored NaN, with the engine's warning
 
 
 #: Kernel settings per launch of the batched GPU engine in a search (memory: this many
@@ -117,6 +124,7 @@ class CudaGrams(GramSource):
     def grams(self, base, candidates, kernel_groups, raw):  # noqa: D102 (the base's)
         from .._kernels._cuda import rntk_kernel_cuda_batched
 
+        self._start(raw)
         ests = [clone(base).set_params(**candidates[idxs[0]]) for idxs in kernel_groups]
         ready = {}
         for g, est in enumerate(ests):
@@ -125,6 +133,7 @@ class CudaGrams(GramSource):
                 batch = [h for h in range(g, len(ests))
                          if ests[h]._preparation_values() == scale][:CUDA_BATCH]
                 xs = est._prepare(raw)
+                self._keep(est, xs)
                 try:
                     Ks = rntk_kernel_cuda_batched(xs, None,
                                                   [ests[h]._kernel_params() for h in batch])
