@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import _safe_indexing
 
 from rntk import RNTKClassifierCV
 from rntk._model_selection import LAST_STEP_GRID, MEAN_NETWORK, mean_readouts
@@ -67,10 +68,6 @@ def _outer_folds(y, seed=0):
     return list(cv.split(np.zeros((len(y), 1)), y))
 
 
-def _subset(X, idx):
-    return [X[i] for i in idx] if isinstance(X, list) else X[idx]
-
-
 def _size(row):
     """Cost of a dataset of ``list_ucr``: ``n_train (n_train + n_test) max_length``."""
     return row["n_train"] * (row["n_train"] + row["n_test"]) * row["max_length"]
@@ -99,12 +96,12 @@ def main(argv=None):
             t = time.perf_counter()
             hits = 0
             for train, test in folds:
-                Xt = _subset(X, train)
+                Xt = _safe_indexing(X, train)
                 grid = make_grid([len(x) for x in Xt])
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     est = RNTKClassifierCV(grid).fit(Xt, y[train])
-                hits += int(np.sum(est.predict(_subset(X, test)) == y[test]))
+                hits += int(np.sum(est.predict(_safe_indexing(X, test)) == y[test]))
             rows.append({"dataset": d, "grid": name, "nested_cv": hits / len(y),
                          "seconds": time.perf_counter() - t})
             print(f"{d:<20} {name:<45} {100 * hits / len(y):6.2f}%", flush=True)

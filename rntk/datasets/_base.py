@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._utils import LOAD_MISSING, check_missing
 from .._utils._sequences import interpolate_steps
 
 #: The small datasets shipped with the package (``data/NAME.npz``).
@@ -19,6 +20,13 @@ _SPLITS = ("train", "test")
 #: The file types of a dataset folder, in the order of preference.
 _EXTS = (".tsv", ".ts")
 _INT64 = np.iinfo(np.int64)
+
+
+def _check_split_missing(split, missing):
+    """Refuse a ``split`` other than "train", "test" or None, and an unknown ``missing``."""
+    if split is not None and split not in _SPLITS:
+        raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
+    check_missing(missing, LOAD_MISSING)
 
 
 # ----------------------------------------------------------------------------- layout

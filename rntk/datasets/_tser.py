@@ -4,13 +4,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .._utils import LOAD_MISSING, check_missing
+from ._base import _SPLITS, _check_split_missing
 from ._ts import load_ts
 
 __all__ = ["load_tser"]
 
 _DATA_DIR = Path(__file__).resolve().parent / "data" / "tser"
-_SPLITS = ("train", "test")
 
 
 def _bundled():
@@ -63,9 +62,7 @@ def load_tser(name, split=None, data_home=None, missing="raise"):
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a dataset name, e.g. 'Covid3Month'; got {name!r}")
-    if split is not None and split not in _SPLITS:
-        raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
-    check_missing(missing, LOAD_MISSING)
+    _check_split_missing(split, missing)
     parts = _read(name, data_home, missing)
     for s, (_, y) in parts.items():
         if y is None or not np.issubdtype(np.asarray(y).dtype, np.floating):

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .._utils import LOAD_MISSING, check_missing
 from ._base import (
     _DATA_DIR,
     _SPLITS,
     _check_padded,
+    _check_split_missing,
     _default_home,
     _missing_part,
     _split_paths,
@@ -191,9 +191,7 @@ def load_ucr(name, split=None, data_home=None, download=True, missing="raise"):
     >>> type(X).__name__, len(X), sorted({len(x) for x in X})[:3]
     ('list', 50, [29, 36, 50])
     """
-    if split is not None and split not in _SPLITS:
-        raise ValueError(f"split must be 'train', 'test' or None; got {split!r}")
-    check_missing(missing, LOAD_MISSING)
+    _check_split_missing(split, missing)
     out = _load_source(_resolve(name, data_home, download=download), name, missing)
     if split is not None:
         return out[split]
