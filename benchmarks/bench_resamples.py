@@ -19,10 +19,16 @@ over all the held-out predictions). Its rows have ``protocol`` "nested" (the res
 "resampled"), and the summary has a section for each protocol. ``--resamples 0 --nested 5``
 runs the nested folds alone.
 
+``--train-size N`` draws each training part down to about N series instead (protocol
+"drawn", :func:`drawn_counts`: each class its share of the official part, at least one;
+``--resamples`` draws with seeds 0, 1, ...), every other series tested: the regime of the
+sets with few training series, on every set.
+
 ``--without band,pool`` also fits the default less those settings of its grid (names of
 ``DEFAULT_SETTINGS``) on the same resamples, and compares it with the default: a smaller
 default that is level is the better one. ``--with intervals`` fits it with settings of
-:data:`EXTRA_SETTINGS` added.
+:data:`EXTRA_SETTINGS` added (``linear``: the linear kernel of the series in place,
+``benchmarks/studies/linear_member.py``).
 
 Writes ``results.csv`` (one row per set, resample and method) and ``summary.md`` into
 ``--out``. ``--quick`` runs the two smallest sets, at most 2 resamples, on the small grid of
@@ -31,8 +37,8 @@ Writes ``results.csv`` (one row per set, resample and method) and ``summary.md``
 Usage::
 
     python benchmarks/bench_resamples.py [--data-home DIR] [--datasets A,B]
-        [--resamples K] [--nested K] [--without NAMES] [--with NAMES] [--out DIR]
-        [--quick]
+        [--resamples K] [--nested K] [--train-size N] [--without NAMES]
+        [--with NAMES] [--out DIR] [--quick]
 """
 
 import argparse
@@ -76,23 +82,44 @@ def _pooled(X_train, X_test):
     return [*X_train, *X_test]
 
 
-def resample(X_train, y_train, X_test, y_test, seed, stratify=True):
+def drawn_counts(y_train, train_size):
+    """Training series per class of a draw of about ``train_size`` series.
+
+    Each class its share of the official training part, rounded, at least one (so a
+    draw has at least one series of every class, more than ``train_size`` where the
+    classes outnumber it); the official counts where they sum to ``train_size`` or fewer.
+    """
+    classes, counts = np.unique(y_train, return_counts=True)
+    if counts.sum() > train_size:
+        counts = np.maximum(1, np.round(counts * train_size / counts.sum())).astype(int)
+    return dict(zip(classes, counts))
+
+
+def resample(X_train, y_train, X_test, y_test, seed, stratify=True, train_size=None):
     """Pool both parts and split again at the official sizes, stratified by class.
 
     ``seed`` 0 returns the official split. Each class keeps its count in the official
     training part, as far as its pooled series allow while leaving one to test.
     ``stratify=False`` (targets of a regression) draws the training part at random.
+    ``train_size``: the training part drawn down to about that many series (the
+    counts of :func:`drawn_counts`; a draw with ``seed`` 0 too), every other pooled
+    series tested.
     """
-    if seed == 0:
+    if seed == 0 and train_size is None:
         return X_train, y_train, X_test, y_test
     X = _pooled(X_train, X_test)
     y = np.concatenate([y_train, y_test])
     rng = np.random.default_rng(seed)
-    n_train = len(y_train)
+    wanted = {}
+    if stratify:
+        wanted = ({c: int(np.sum(y_train == c)) for c in np.unique(y_train)}
+                  if train_size is None else drawn_counts(y_train, train_size))
+    n_train = (sum(wanted.values()) if stratify
+               else min(len(y_train), train_size or len(y_train)))
     train = []
     for c in np.unique(y) if stratify else ():
         members = rng.permutation(np.flatnonzero(y == c))
-        k = int(np.sum(y_train == c))
+        k = wanted.get(c, 0)
         train += list(members[:min(k, len(members) - 1) if len(members) > 1 else k])
     train = np.array(sorted(train), dtype=int)
     if len(train) < n_train:  # a class too small to keep its count: fill at random
@@ -154,20 +181,25 @@ def _pair_table(mean, sets, a_name, b_name):
     return lines
 
 
-def summary(rows, folds=None):
+def summary(rows, folds=None, train_size=None):
     """Return the Markdown summary of the rows of :func:`main`.
 
     Each method against MiniRocket, and each variant of the default against it: a
-    section for the resamples, one for the nested CV (``folds`` outer folds) where
-    ``rows`` have some.
+    section for the resamples, one for the draws of at most ``train_size`` training
+    series, one for the nested CV (``folds`` outer folds) where ``rows`` have some.
     """
     sections = []
-    for protocol in ("resampled", "nested"):
+    for protocol in ("resampled", "drawn", "nested"):
         part = [r for r in rows if r.get("protocol", "resampled") == protocol]
         if not part:
             continue
         sets = sorted({r["dataset"] for r in part})
-        if protocol == "resampled":
+        if protocol == "drawn":
+            n_res = max(r["resample"] for r in part) + 1
+            title = (f"{len(sets)} sets, {n_res} draws each of about {train_size or 'N'} "
+                     "training series (stratified), every other series tested; per-set "
+                     "means over the draws")
+        elif protocol == "resampled":
             n_res = max(r["resample"] for r in part) + 1
             title = (f"{len(sets)} sets, {n_res} resamples each (resample 0: the official "
                      "split); per-set means over the resamples")
@@ -195,9 +227,15 @@ def _section(rows, sets, title):
     return "\n".join(lines) + "\n"
 
 
-#: Settings ``--with`` can add to the default grid, by name.
+#: Settings ``--with`` can add to the default grid, by name: the interval statistics
+#: (on the series as given, and scaled to unit RMS), and ``linear``, the NTK of the
+#: one-layer linear network without recurrence read out at every step against the same
+#: step of the other series, ``2 / (T T') sum_k <x_{T-k}, x'_{T'-k}>`` on the series as
+#: given (``benchmarks/studies/linear_member.py``).
 EXTRA_SETTINGS = {"intervals": _grids._LEVEL["intervals"],
-                  "rms_intervals": _grids._MEAN["intervals"]}
+                  "rms_intervals": _grids._MEAN["intervals"],
+                  "linear": {"activation": ["linear"], "sigma_w": [0.0], "readout": ["mean"],
+                             "readout_band": [0], "normalize": [False], "sigma_b": [0.0]}}
 
 
 class _Without:
@@ -233,6 +271,10 @@ def main(argv=None):
     p.add_argument("--nested", type=int, default=0, metavar="K",
                    help="also score every method by nested CV on the official training "
                         "parts, K stratified outer folds (0: none)")
+    p.add_argument("--train-size", type=int, default=None, metavar="N",
+                   help="draw the training parts down to about N series instead "
+                        "(protocol 'drawn': --resamples draws, seeds 0, 1, ...; each "
+                        "class its share, at least one), every other series tested")
     p.add_argument("--quick", action="store_true",
                    help="the two smallest sets, at most 2 resamples, the small grid")
     p.add_argument("--without", action="append", default=[],
@@ -274,15 +316,16 @@ def main(argv=None):
     rows = []
     for name in names:
         X_train, y_train, X_test, y_test = _load(name, args.data_home)
+        protocol = "resampled" if args.train_size is None else "drawn"
         for r in range(resamples):
-            data = resample(X_train, y_train, X_test, y_test, r)
+            data = resample(X_train, y_train, X_test, y_test, r, train_size=args.train_size)
             for m, make in methods.items():
                 acc, sec, _ = _run(m, make, *data)
-                rows.append(dict(dataset=name, half=half(name), protocol="resampled",
+                rows.append(dict(dataset=name, half=half(name), protocol=protocol,
                                  resample=r, method=m, accuracy=acc, seconds=sec))
         if args.nested:
             rows += nested(name, X_train, np.asarray(y_train), methods, args.nested)
-        for protocol in ("resampled", "nested"):
+        for protocol in ("resampled", "drawn", "nested"):
             got = {m: [q["accuracy"] for q in rows if q["dataset"] == name
                        and q["method"] == m and q["protocol"] == protocol] for m in methods}
             if any(got.values()):
@@ -292,7 +335,7 @@ def main(argv=None):
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    md = summary(rows, args.nested)
+    md = summary(rows, args.nested, args.train_size)
     (out / "summary.md").write_text(md)
     print(md)
     return rows

@@ -80,8 +80,9 @@ def resampled(name="bench_resamples.csv", a="rntk", b="minirocket", part=None,
     """Per-set means over the resamples of a ``bench_resamples.py`` CSV, compared.
 
     ``part``: ``None`` for every set, else the half (0 or 1); ``protocol``: the rows
-    read, those of the resamples or of the nested CV (``"nested"``, one per set and
-    method: ``bench_resamples.py --nested``). Return the number of sets,
+    read, those of the resamples, of the draws of few training series (``"drawn"``:
+    ``bench_resamples.py --train-size``) or of the nested CV (``"nested"``, one per set
+    and method: ``bench_resamples.py --nested``). Return the number of sets,
     both means, the mean per-set difference and its standard error (in points), the
     wins / ties / losses and the ratio of the summed times of ``a`` to ``b``.
     """

@@ -19,7 +19,7 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from rntk import rntk_kernel
+from rntk import RNTK, as_object_array, rntk_kernel
 from rntk._model_selection import DEFAULT_PRIOR
 from rntk.model_selection import DEFAULT_ALPHA
 
@@ -951,6 +951,55 @@ def test_bench_resamples_scores_by_nested_cv_beside(panel, tmp_path, monkeypatch
                         "--resamples", "0", "--nested", "3", "--out", str(out)])
     assert {r["protocol"] for r in only} == {"nested"}
     assert "resamples each" not in (out / "summary.md").read_text()
+
+
+def test_draws_of_few_training_series_keep_every_class(rng):
+    """--train-size: each class its share of the official training part (at least one),
+    drawn from the pooled series, every other series tested; seed 0 draws too."""
+    module = _script("bench_resamples.py")
+    y_train = np.array([0] * 40 + [1] * 16 + [2] * 4)
+    assert module.drawn_counts(y_train, 15) == {0: 10, 1: 4, 2: 1}
+    assert module.drawn_counts(y_train, 100) == {0: 40, 1: 16, 2: 4}  # already fewer
+    assert module.drawn_counts(np.arange(5), 2) == {c: 1 for c in range(5)}
+    y_test = np.array([0] * 20 + [1] * 8 + [2] * 2)
+    X_train, X_test = rng.normal(size=(60, 7)), rng.normal(size=(30, 7))
+    draws = []
+    for seed in (0, 1):
+        a, ya, b, yb = module.resample(X_train, y_train, X_test, y_test, seed,
+                                       train_size=15)
+        assert np.bincount(ya).tolist() == [10, 4, 1] and len(yb) == 90 - 15
+        pooled = np.concatenate([X_train, X_test])
+        seen = {tuple(x) for x in np.concatenate([a, b])}
+        assert seen == {tuple(x) for x in pooled}  # a partition of the pooled series
+        draws.append(sorted(map(tuple, a)))
+    assert draws[0] != draws[1]
+    a, ya, b, yb = module.resample(X_train, y_train, X_test, y_test, 0)
+    assert a is X_train  # without train_size seed 0 is the official split
+
+
+def test_bench_resamples_reports_draws_of_few_series(panel, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    module = _script("bench_resamples.py")
+    out = tmp_path / "out"
+    rows = module.main(["--quick", "--datasets", "Beef", "--data-home", str(panel),
+                        "--train-size", "6", "--out", str(out)])
+    assert {r["protocol"] for r in rows} == {"drawn"} and len(rows) == 2
+    assert "2 draws each of about 6 training series" in (out / "summary.md").read_text()
+
+
+def test_the_linear_member_is_the_linear_kernel_of_the_series_in_place(rng):
+    """The setting of ``--with linear``: 2 / (T T') times the dot product of the two
+    series aligned at their ends (the one-layer linear network without recurrence,
+    each step read out against the same step of the other series)."""
+    module = _script("bench_resamples.py")
+    setting = {k: v[0] for k, v in module.EXTRA_SETTINGS["linear"].items()
+               if k != "normalize"}
+    X = [rng.normal(size=t) for t in (9, 14, 11)]
+    K = RNTK(**setting)(as_object_array(X))
+    want = np.array([[2 * np.dot(a[len(a) - min(len(a), len(b)):],
+                                 b[len(b) - min(len(a), len(b)):]) / (len(a) * len(b))
+                      for b in X] for a in X])
+    assert np.allclose(K, want, rtol=1e-10, atol=0)
 
 
 def test_nested_folds_are_stratified_and_cover_the_training_part():

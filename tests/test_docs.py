@@ -381,6 +381,12 @@ def test_resampled_figures_agree_with_the_benchmark_results():
         row = (f"| {label} | {r['n']} | {r['a']:.2f}% | {r['b']:.2f}% | {r['diff']:+.2f} +- "
                f"{r['se']:.2f} | {'/'.join(map(str, r['wtl']))} |")
         assert row in bench, row
+    for label, part in (("UCR development, drawn to 30", None),
+                        ("UCR, half 0, drawn to 30", 0), ("UCR, half 1, drawn to 30", 1)):
+        r = headline.resampled("bench_drawn.csv", part=part, protocol="drawn")
+        row = (f"| {label} | {r['n']} | {r['a']:.2f}% | {r['b']:.2f}% | {r['diff']:+.2f} +- "
+               f"{r['se']:.2f} | {'/'.join(map(str, r['wtl']))} |")
+        assert row in bench, row
     for dropped in ("octave_shapes", "level_pool"):
         r = headline.resampled(a=f"rntk_without_{dropped}", b="rntk")
         assert f"{r['diff']:+.2f} +- {r['se']:.2f}" in bench
