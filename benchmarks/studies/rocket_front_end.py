@@ -98,15 +98,15 @@ def classifier_gate(top, gated, n_average, candidates, y, scorer, loo_of, z=None
                       errors=zero_one_errors)
 
 
-def _gated_rules(rules):
-    """``_default_rules`` that also gates the classifier's ``rocket_gated`` setting."""
+def gated_rules(rules, gated=("rocket_gated",)):
+    """``_default_rules`` that also gates the classifier's settings named in ``gated``."""
     def default_rules(self, plan):
         rules(self, plan)
         if plan.exact_loo and self.param_grid is None and not plan.base._is_regressor:
             names = list(_grids.default_settings(self.n_channels_in_))
-            if "rocket_gated" in names:
-                plan.gated = gated_indices(plan.grid, names, ("rocket_gated",))
-                plan.n_gated = 1
+            if any(g in names for g in gated):
+                plan.gated = gated_indices(plan.grid, names, gated)
+                plan.n_gated = sum(g in names for g in gated)
     return default_rules
 
 
@@ -122,7 +122,7 @@ def install(levels, most_dilations):
     shapes = {k: v for k, v in _grids._MEAN["shapes"].items() if k != "shapes"}
     for name in ("rocket", "rocket_gated"):
         bench_resamples.EXTRA_SETTINGS[name] = {**shapes, "intervals": [levels]}
-    BaseKernelSearchCV._default_rules = _gated_rules(BaseKernelSearchCV._default_rules)
+    BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules)
     _refit.gated_top = classifier_gate  # this study fits classifiers only
 
 

@@ -1,0 +1,122 @@
+"""The linear kernel of the series in place as a member of the classifier, on resamples.
+
+Where the default loses most to MiniRocket on resamples of the development panel, the
+training sets are small and the classes differ by amounts at fixed places of the series
+(the spectra of ``Beef`` and ``OliveOil``: 30 training series): every setting of the
+default compares series up to shifts (bands of 8 readouts, pools compared at any shift)
+or reads distributions of values and shapes, and a ReLU network's kernel of series this
+alike behaves as a distance (``Beef``: 65% by the MLP NTK of the whole series, 67% by the
+nearest neighbour), where a linear readout of the values in place separates the classes
+(91% by ridge on the series as given).
+
+The member: ``rntk.RNTK(activation="linear", sigma_w=0, sigma_b=0, readout="mean",
+readout_band=0)`` on the series as given (``normalize=False``), the NTK of the one-layer
+linear network without recurrence read out at every step, each readout paired with the
+same step of the other series only::
+
+    K(x, x') = 2 / (T T') sum_k <x_{T-k}, x'_{T'-k}>   (series aligned at their ends),
+
+the linear kernel of the series in place, divided by the product of their lengths (the
+mean readout); the ridges of the default, the same leave-one-out selection.
+
+It is added to the default classifier grid as an eighth setting, plain (``linear``) and
+gated (``linear_gated``: in the average only where the paired 0/1 leave-one-out errors
+fall by more than two standard errors, :func:`rocket_front_end.classifier_gate`), by
+``bench_resamples.py --with``: the default, MiniRocket and the default with each, on the
+same stratified resamples of each development set (and ``--nested K``: nested CV of the
+training sets).
+
+``--plot CSV`` draws, from a ``results.csv`` of such runs (``resamples_with_linear.csv``
+beside this script: a ``panel`` column added, the UCR resamples, nested folds and draws of
+30 training series, and the UEA resamples), the per-set difference of the default with
+the plain member from the default under each protocol, into ``CSV`` with ``.png``.
+
+Usage::
+
+    python benchmarks/studies/linear_member.py [bench_resamples.py's options]
+    python benchmarks/studies/linear_member.py --plot benchmarks/studies/resamples_with_linear.csv
+"""
+
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import bench_resamples  # noqa: E402
+from rocket_front_end import classifier_gate, gated_rules  # noqa: E402
+
+from rntk._model_selection import _refit  # noqa: E402
+from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
+
+
+def install():
+    """Register ``linear_gated`` beside ``linear`` and gate it in the classifier's refit."""
+    bench_resamples.EXTRA_SETTINGS["linear_gated"] = bench_resamples.EXTRA_SETTINGS["linear"]
+    BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
+                                                    ("linear_gated",))
+    _refit.gated_top = classifier_gate  # this study fits classifiers only
+
+
+def differences(rows, variant="rntk_with_linear", base="rntk"):
+    """Per-set mean accuracy differences (points), ``{(panel, protocol): {set: d}}``."""
+    acc = defaultdict(list)
+    for r in rows:
+        acc[r.get("panel", "ucr"), r["protocol"], r["dataset"], r["method"]].append(
+            float(r["accuracy"]))
+    out = defaultdict(dict)
+    for (panel, protocol, name, method), a in acc.items():
+        if method == variant and (panel, protocol, name, base) in acc:
+            out[panel, protocol][name] = 100 * (np.mean(a) - np.mean(
+                acc[panel, protocol, name, base]))
+    return dict(out)
+
+
+def plot(path):
+    """Draw the per-set differences of :func:`differences` into ``path`` with ``.png``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(path, newline="") as f:
+        diffs = differences(list(csv.DictReader(f)))
+    fig, axes = plt.subplots(1, len(diffs), figsize=(3.2 * len(diffs), 3.6), sharey=True,
+                             squeeze=False)
+    for ax, ((panel, protocol), d) in zip(axes[0], sorted(diffs.items())):
+        names = sorted(d, key=d.get)
+        v = np.array([d[n] for n in names])
+        ax.bar(range(len(v)), v, color=np.where(v >= 0, "tab:green", "tab:red"))
+        ax.axhline(0, color="k", lw=0.6)
+        se = v.std(ddof=1) / np.sqrt(len(v))
+        ax.set_title(f"{panel.upper()} {protocol}: {v.mean():+.2f} +- {se:.2f}", fontsize=9)
+        ax.set_xticks([])
+        for i in (0, len(v) - 1):
+            if abs(v[i]) > 1:
+                ax.annotate(names[i], (i, v[i]), fontsize=7, ha="center",
+                            va="bottom" if v[i] > 0 else "top")
+    axes[0][0].set_ylabel("default + linear member - default (points)")
+    fig.suptitle("The linear kernel of the series in place as an eighth setting, per set",
+                 fontsize=10)
+    fig.tight_layout()
+    out = Path(path).with_suffix(".png")
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--plot"]:
+        return plot(argv[1])
+    install()
+    if "--with" not in argv:
+        argv += ["--with", "linear", "--with", "linear_gated"]
+    return bench_resamples.main(argv)
+
+
+if __name__ == "__main__":
+    main()
