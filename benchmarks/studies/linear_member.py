@@ -24,7 +24,10 @@ gated (``linear_gated``: in the average only where the paired 0/1 leave-one-out 
 fall by more than two standard errors, :func:`rocket_front_end.classifier_gate`), by
 ``bench_resamples.py --with``: the default, MiniRocket and the default with each, on the
 same stratified resamples of each development set (and ``--nested K``: nested CV of the
-training sets).
+training sets). In the average of three the member is one vote of three, however far
+ahead its leave-one-out accuracy: ``linear_level`` adds it with the rule of
+:func:`level_members` (the average keeps only the members level with the best), and
+``level_only`` is that rule on the default's seven settings.
 
 ``--plot CSV`` draws, from a ``results.csv`` of such runs (``resamples_with_linear.csv``
 beside this script: a ``panel`` column added, the UCR resamples, nested folds and draws of
@@ -50,16 +53,80 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 import bench_resamples  # noqa: E402
 from rocket_front_end import classifier_gate, gated_rules  # noqa: E402
 
-from rntk._model_selection import _refit  # noqa: E402
+from rntk._model_selection import _grids, _refit, _search  # noqa: E402
+from rntk._model_selection._loo import decision_to_labels  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
+
+#: Whether :func:`level_refit` applies its rule (while a ``_Level`` method fits).
+_LEVEL = {"on": False}
+
+
+def level_members(top, loo, y, z=None):
+    """Return the positions in ``top`` of the members level with the best one.
+
+    ``top``: the averaged ``(candidate, Gram)``, best first; ``loo``: each candidate's
+    leave-one-out decisions. A member is dropped where its 0/1 leave-one-out errors
+    exceed the best member's by more than ``z`` standard errors of the mean paired
+    difference (``None``: ``GATE_STANDARD_ERRORS``).
+    """
+    z = _grids.GATE_STANDARD_ERRORS if z is None else z
+    classes = np.unique(y)
+    err = [(decision_to_labels(classes, loo[i]) != y).astype(float) for i, _ in top]
+    keep = [0]
+    for k in range(1, len(err)):
+        d = err[k] - err[0]
+        if not (d.mean() > 0 and d.mean() > z * d.std(ddof=1) / np.sqrt(len(d))):
+            keep.append(k)
+    return keep
+
+
+def level_refit(refit):
+    """``refit_best`` that averages only :func:`level_members` while ``_LEVEL`` is on."""
+    def refit_best(search, plan, outcome):
+        top = outcome.top
+        if not (_LEVEL["on"] and plan.n_average > 1 and len(top) > 1
+                and all(i in outcome.loo for i, _ in top)):
+            return refit(search, plan, outcome)
+        keep = level_members(top, outcome.loo, plan.y)
+        n_average, plan.n_average = plan.n_average, len(keep)
+        try:
+            return refit(search, plan, outcome._replace(top=[top[k] for k in keep]))
+        finally:
+            plan.n_average = n_average
+    return refit_best
+
+
+class _Level(bench_resamples._Without):
+    """The default (with ``extra`` settings) fitted under :func:`level_members`' rule."""
+
+    def __call__(self):
+        return _Level(self.names, self.extra)
+
+    def fit(self, X, y):
+        _LEVEL["on"] = True
+        try:
+            return super().fit(X, y)
+        finally:
+            _LEVEL["on"] = False
 
 
 def install():
-    """Register ``linear_gated`` beside ``linear`` and gate it in the classifier's refit."""
-    bench_resamples.EXTRA_SETTINGS["linear_gated"] = bench_resamples.EXTRA_SETTINGS["linear"]
+    """Register ``linear_gated``, ``linear_level`` and ``level_only`` beside ``linear``."""
+    extra = bench_resamples.EXTRA_SETTINGS
+    extra["linear_gated"] = extra["linear_level"] = extra["linear"]
+    extra["level_only"] = None  # no setting: the rule alone
     BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
                                                     ("linear_gated",))
     _refit.gated_top = classifier_gate  # this study fits classifiers only
+    _search.refit_best = level_refit(_search.refit_best)
+    plain = bench_resamples._Without
+
+    def method(names, added=()):
+        if not {"linear_level", "level_only"} & set(added):
+            return plain(names, added)
+        return _Level(names, tuple(a for a in added if a != "level_only"))
+
+    bench_resamples._Without = method
 
 
 def differences(rows, variant="rntk_with_linear", base="rntk"):
