@@ -51,10 +51,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from rocket_front_end import classifier_gate, gated_rules  # noqa: E402
+from rocket_front_end import classifier_gate, gated_rules, zero_one_errors  # noqa: E402
 
 from rntk._model_selection import _grids, _refit, _search  # noqa: E402
-from rntk._model_selection._loo import decision_to_labels  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
 
 #: Whether :func:`level_refit` applies its rule (while a ``_Level`` method fits).
@@ -70,8 +69,7 @@ def level_members(top, loo, y, z=None):
     difference (``None``: ``GATE_STANDARD_ERRORS``).
     """
     z = _grids.GATE_STANDARD_ERRORS if z is None else z
-    classes = np.unique(y)
-    err = [(decision_to_labels(classes, loo[i]) != y).astype(float) for i, _ in top]
+    err = [zero_one_errors(loo[i], y) for i, _ in top]
     keep = [0]
     for k in range(1, len(err)):
         d = err[k] - err[0]
