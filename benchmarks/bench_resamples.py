@@ -185,7 +185,7 @@ def summary(rows, folds=None, train_size=None):
     """Return the Markdown summary of the rows of :func:`main`.
 
     Each method against MiniRocket, and each variant of the default against it: a
-    section for the resamples, one for the draws of at most ``train_size`` training
+    section for the resamples, one for the draws of about ``train_size`` training
     series, one for the nested CV (``folds`` outer folds) where ``rows`` have some.
     """
     sections = []
@@ -194,13 +194,12 @@ def summary(rows, folds=None, train_size=None):
         if not part:
             continue
         sets = sorted({r["dataset"] for r in part})
+        n_res = max(r["resample"] for r in part) + 1
         if protocol == "drawn":
-            n_res = max(r["resample"] for r in part) + 1
             title = (f"{len(sets)} sets, {n_res} draws each of about {train_size or 'N'} "
                      "training series (stratified), every other series tested; per-set "
                      "means over the draws")
         elif protocol == "resampled":
-            n_res = max(r["resample"] for r in part) + 1
             title = (f"{len(sets)} sets, {n_res} resamples each (resample 0: the official "
                      "split); per-set means over the resamples")
         else:
@@ -284,6 +283,8 @@ def main(argv=None):
                    help="also fit the default with these settings added (comma list of "
                         "names of EXTRA_SETTINGS), on the same resamples; repeatable")
     args = p.parse_args(argv)
+    if args.train_size is not None and args.train_size < 1:
+        p.error(f"--train-size must be at least 1, got {args.train_size}")
     peers = _peers(args.data_home)
     names = args.datasets.split(",") if args.datasets else sorted(peers)
     resamples = args.resamples

@@ -985,6 +985,8 @@ def test_bench_resamples_reports_draws_of_few_series(panel, tmp_path, monkeypatc
                         "--train-size", "6", "--out", str(out)])
     assert {r["protocol"] for r in rows} == {"drawn"} and len(rows) == 2
     assert "2 draws each of about 6 training series" in (out / "summary.md").read_text()
+    with pytest.raises(SystemExit):
+        module.main(["--quick", "--train-size", "0", "--out", str(out)])
 
 
 def test_the_linear_member_is_the_linear_kernel_of_the_series_in_place(rng):
