@@ -28,7 +28,8 @@ sets with few training series, on every set.
 ``DEFAULT_SETTINGS``) on the same resamples, and compares it with the default: a smaller
 default that is level is the better one. ``--with intervals`` fits it with settings of
 :data:`EXTRA_SETTINGS` added (``linear``: the linear kernel of the series in place,
-``benchmarks/studies/linear_member.py``).
+``benchmarks/studies/linear_member.py``). ``--variant NAME`` fits a method a study
+registered in :data:`VARIANTS` (another rule of the search, say), under that name.
 
 Writes ``results.csv`` (one row per set, resample and method) and ``summary.md`` into
 ``--out``. ``--quick`` runs the two smallest sets, at most 2 resamples, on the small grid of
@@ -38,7 +39,7 @@ Usage::
 
     python benchmarks/bench_resamples.py [--data-home DIR] [--datasets A,B]
         [--resamples K] [--nested K] [--train-size N] [--without NAMES]
-        [--with NAMES] [--out DIR] [--quick]
+        [--with NAMES] [--variant NAME] [--out DIR] [--quick]
 """
 
 import argparse
@@ -237,6 +238,12 @@ EXTRA_SETTINGS = {"intervals": _grids._LEVEL["intervals"],
                              "readout_band": [0], "normalize": [False], "sigma_b": [0.0]}}
 
 
+#: Methods a study adds by name for ``--variant NAME``: zero-argument factories of
+#: estimators with ``fit`` and ``predict`` (e.g. the default under another rule of its
+#: search); each is fitted on the same resamples as the others and reported as ``NAME``.
+VARIANTS = {}
+
+
 class _Without:
     """``RNTKClassifierCV()`` on the default grid less some settings, plus others.
 
@@ -282,6 +289,9 @@ def main(argv=None):
     p.add_argument("--with", dest="added", action="append", default=[],
                    help="also fit the default with these settings added (comma list of "
                         "names of EXTRA_SETTINGS), on the same resamples; repeatable")
+    p.add_argument("--variant", dest="variants", action="append", default=[],
+                   help="also fit the method a study registered under this name in "
+                        "VARIANTS; repeatable")
     args = p.parse_args(argv)
     if args.train_size is not None and args.train_size < 1:
         p.error(f"--train-size must be at least 1, got {args.train_size}")
@@ -311,6 +321,11 @@ def main(argv=None):
         if unknown:
             p.error(f"--without: no setting {sorted(unknown)} in {list(_grids.DEFAULT_SETTINGS)}")
         methods["rntk_without_" + "_".join(dropped)] = _Without(dropped)
+    for name in args.variants:
+        if name not in VARIANTS:
+            p.error(f"--variant: no method {name!r} in {sorted(VARIANTS)} (a study "
+                    "registers them)")
+        methods[name] = VARIANTS[name]
     _warm_up(methods)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from rntk import RNTK, as_object_array, rntk_kernel
+from rntk import RNTK, RNTKClassifierCV, as_object_array, rntk_kernel
 from rntk._model_selection import DEFAULT_PRIOR
 from rntk.model_selection import DEFAULT_ALPHA
 
@@ -987,6 +987,25 @@ def test_bench_resamples_reports_draws_of_few_series(panel, tmp_path, monkeypatc
     assert "2 draws each of about 6 training series" in (out / "summary.md").read_text()
     with pytest.raises(SystemExit):
         module.main(["--quick", "--train-size", "0", "--out", str(out)])
+
+
+def test_bench_resamples_fits_the_variants_a_study_registers(panel, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "aeon", None)
+    module = _script("bench_resamples.py")
+    fitted = []
+
+    def variant():
+        fitted.append(True)
+        return RNTKClassifierCV([{"readout": ["mean"], "readout_band": [0]}])
+
+    monkeypatch.setitem(module.VARIANTS, "rntk_no_band", variant)
+    rows = module.main(["--quick", "--datasets", "Beef", "--data-home", str(panel),
+                        "--resamples", "1", "--variant", "rntk_no_band",
+                        "--out", str(tmp_path / "out")])
+    assert [r["method"] for r in rows] == ["rntk", "rntk_no_band"]
+    assert fitted and 0 <= rows[1]["accuracy"] <= 1
+    with pytest.raises(SystemExit):
+        module.main(["--quick", "--data-home", str(panel), "--variant", "nope"])
 
 
 def test_the_linear_member_is_the_linear_kernel_of_the_series_in_place(rng):

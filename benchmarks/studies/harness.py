@@ -4,9 +4,10 @@ Every study of this folder imports it (``import harness as T``): the loading of 
 panel folder (missing values filled by linear interpolation, the archive's own
 adjustment), the candidate kernel settings ``SETTINGS`` and their inputs, the Gram cache
 (``timed_grams``, ``grams``), the outer folds of nested CV and the few-shot draws, the
-exact leave-one-out table of a set (``split_table``) and the held-out accuracy of a
-selection rule (``predict``). The studies themselves and what each found are in
-``benchmarks/studies/README.md``.
+exact leave-one-out table of a set (``split_table``), the held-out accuracy of a
+selection rule (``predict``), and the gate of the resampled studies' added settings
+(``zero_one_errors``, ``classifier_gate``, ``gated_rules``). The studies themselves and
+what each found are in ``benchmarks/studies/README.md``.
 """
 
 import argparse
@@ -24,7 +25,8 @@ from bench_panel import panel_names, peer_results  # noqa: E402,F401  (the studi
 
 from rntk import AmplitudeSpectrum, ValueQuantiles, rntk_kernel  # noqa: E402
 from rntk._estimators._ridge import relative_ridge
-from rntk._model_selection import mean_readouts, readout_stride
+from rntk._model_selection import _grids, _refit, mean_readouts, readout_stride
+from rntk._model_selection._candidates import gated_indices
 from rntk._model_selection._loo import (
     decision_to_labels,
     eigh_gram,
@@ -333,3 +335,39 @@ def predict(t, subset, rule, criterion, keys, priors=None):
 #: candidate has the same LOO accuracy (one series per class): the fixed candidate with
 #: the best few-shot accuracy (1 per class) among the settings of the grid.
 PRIORS = [("pool4", 1e-3), ("raw_pool4", 1e-2), ("pool8", 1e-3)]
+
+
+_PACKAGE_GATED_TOP = _refit.gated_top  # the package's, before a study replaces it
+
+
+def zero_one_errors(D, y):
+    """Per-sample 0/1 errors of one-vs-all decision values ``D``."""
+    return (decision_to_labels(np.unique(y), D) != y).astype(float)
+
+
+def classifier_gate(top, gated, n_average, candidates, y, scorer, loo_of, z=None):
+    """``gated_top`` for a classifier: the 0/1 leave-one-out errors of the averages.
+
+    A study that gates an added setting of the classifier (the package gates only the
+    regressor's) puts it in place of ``rntk._model_selection._refit.gated_top``. Shut
+    (the others' members) where a member has no leave-one-out decisions kept.
+    """
+    if any(i not in loo_of for i, _ in top):
+        return [e for e in top if e[0] not in gated][:n_average] or top[:n_average]
+    return _PACKAGE_GATED_TOP(top, gated, n_average, candidates, y, scorer, loo_of, z,
+                              errors=zero_one_errors)
+
+
+def gated_rules(rules, gated):
+    """``_default_rules`` of the searches that also gates the classifier settings ``gated``.
+
+    ``gated``: names of settings a study adds to ``DEFAULT_SETTINGS``.
+    """
+    def default_rules(self, plan):
+        rules(self, plan)
+        if plan.exact_loo and self.param_grid is None and not plan.base._is_regressor:
+            names = list(_grids.default_settings(self.n_channels_in_))
+            if any(g in names for g in gated):
+                plan.gated = gated_indices(plan.grid, names, gated)
+                plan.n_gated = sum(g in names for g in gated)
+    return default_rules

@@ -25,9 +25,10 @@ fall by more than two standard errors, :func:`rocket_front_end.classifier_gate`)
 ``bench_resamples.py --with``: the default, MiniRocket and the default with each, on the
 same stratified resamples of each development set (and ``--nested K``: nested CV of the
 training sets). In the average of three the member is one vote of three, however far
-ahead its leave-one-out accuracy: ``linear_level`` adds it with the rule of
-:func:`level_members` (the average keeps only the members level with the best), and
-``level_only`` is that rule on the default's seven settings.
+ahead its leave-one-out accuracy: ``--variant rntk_with_linear_level`` adds it with the
+rule of :func:`level_members` (the average keeps only the members level with the best),
+and ``--variant rntk_with_level_only`` is that rule on the default's seven settings (the
+methods of ``bench_resamples.VARIANTS`` this study registers).
 
 ``--plot CSV`` draws, from a ``results.csv`` of such runs (``resamples_with_linear.csv``
 beside this script: a ``panel`` column added, the UCR resamples, nested folds and draws of
@@ -51,7 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from rocket_front_end import classifier_gate, gated_rules, zero_one_errors  # noqa: E402
+from harness import classifier_gate, gated_rules, zero_one_errors  # noqa: E402
 
 from rntk._model_selection import _grids, _refit, _search  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
@@ -109,22 +110,19 @@ class _Level(bench_resamples._Without):
 
 
 def install():
-    """Register ``linear_gated``, ``linear_level`` and ``level_only`` beside ``linear``."""
+    """Register the setting ``linear_gated`` and the methods of :func:`level_members`' rule.
+
+    ``--with linear_gated``: the member, gated; ``--variant rntk_with_linear_level``: the
+    member under the rule; ``--variant rntk_with_level_only``: the rule alone.
+    """
     extra = bench_resamples.EXTRA_SETTINGS
-    extra["linear_gated"] = extra["linear_level"] = extra["linear"]
-    extra["level_only"] = None  # no setting: the rule alone
+    extra["linear_gated"] = extra["linear"]
     BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
                                                     ("linear_gated",))
     _refit.gated_top = classifier_gate  # this study fits classifiers only
     _search.refit_best = level_refit(_search.refit_best)
-    plain = bench_resamples._Without
-
-    def method(names, added=()):
-        if not {"linear_level", "level_only"} & set(added):
-            return plain(names, added)
-        return _Level(names, tuple(a for a in added if a != "level_only"))
-
-    bench_resamples._Without = method
+    bench_resamples.VARIANTS["rntk_with_linear_level"] = _Level((), ("linear",))
+    bench_resamples.VARIANTS["rntk_with_level_only"] = _Level(())
 
 
 def differences(rows, variant="rntk_with_linear", base="rntk"):

@@ -14,10 +14,10 @@ behind this front end).
 The setting is added to the default classifier grid as an eighth setting, plain
 (``rocket``) and gated (``rocket_gated``: in the average only where the paired 0/1
 leave-one-out errors fall by more than two standard errors, as the regressor's interval
-statistics), by ``bench_resamples.py --with``: the default, MiniRocket and the default
-with each, on the same stratified resamples of each development set. It is a study: the
-representation rides on the ``intervals`` parameter of the estimators, whose
-preparation step is replaced for the run.
+statistics; :func:`harness.classifier_gate`), by ``bench_resamples.py --with``: the
+default, MiniRocket and the default with each, on the same stratified resamples of each
+development set. It is a study: the representation rides on the ``intervals`` parameter
+of the estimators, whose preparation step is replaced for the run.
 
 Usage::
 
@@ -36,10 +36,9 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
+from harness import classifier_gate, gated_rules  # noqa: E402
 
 from rntk._model_selection import _grids, _refit  # noqa: E402
-from rntk._model_selection._candidates import gated_indices  # noqa: E402
-from rntk._model_selection._loo import decision_to_labels  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
 from rntk._representations import _table  # noqa: E402
 from rntk._representations._algorithms import (  # noqa: E402
@@ -82,34 +81,6 @@ def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
     return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
 
 
-def zero_one_errors(D, y):
-    """Per-sample 0/1 errors of one-vs-all decision values ``D``."""
-    return (decision_to_labels(np.unique(y), D) != y).astype(float)
-
-
-def classifier_gate(top, gated, n_average, candidates, y, scorer, loo_of, z=None):
-    """``gated_top`` for a classifier: the 0/1 leave-one-out errors of the averages.
-
-    Shut (the others' members) where a member has no leave-one-out decisions kept.
-    """
-    if any(i not in loo_of for i, _ in top):
-        return [e for e in top if e[0] not in gated][:n_average] or top[:n_average]
-    return _gated_top(top, gated, n_average, candidates, y, scorer, loo_of, z,
-                      errors=zero_one_errors)
-
-
-def gated_rules(rules, gated=("rocket_gated",)):
-    """``_default_rules`` that also gates the classifier's settings named in ``gated``."""
-    def default_rules(self, plan):
-        rules(self, plan)
-        if plan.exact_loo and self.param_grid is None and not plan.base._is_regressor:
-            names = list(_grids.default_settings(self.n_channels_in_))
-            if any(g in names for g in gated):
-                plan.gated = gated_indices(plan.grid, names, gated)
-                plan.n_gated = sum(g in names for g in gated)
-    return default_rules
-
-
 def install(levels, most_dilations):
     """Make ``intervals=L`` the front end for this process; register the settings.
 
@@ -122,11 +93,9 @@ def install(levels, most_dilations):
     shapes = {k: v for k, v in _grids._MEAN["shapes"].items() if k != "shapes"}
     for name in ("rocket", "rocket_gated"):
         bench_resamples.EXTRA_SETTINGS[name] = {**shapes, "intervals": [levels]}
-    BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules)
+    BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
+                                                    ("rocket_gated",))
     _refit.gated_top = classifier_gate  # this study fits classifiers only
-
-
-_gated_top = _refit.gated_top  # the package's, before install() replaces it
 
 
 def main(argv=None):
