@@ -93,6 +93,15 @@ def install(levels, most_dilations):
     shapes = {k: v for k, v in _grids._MEAN["shapes"].items() if k != "shapes"}
     for name in ("rocket", "rocket_gated"):
         bench_resamples.EXTRA_SETTINGS[name] = {**shapes, "intervals": [levels]}
+    # the quantile functions read level against level, without recurrence: the linear
+    # kernel of the flattened front end (MiniRocket's ridge, as a kernel), and the NTK of
+    # a one-hidden-layer ReLU network applied to every level, its readouts averaged
+    flat = {"readout": ["mean"], "readout_band": [0], "sigma_w": [0.0],
+            "normalize": ["rms"], "intervals": [levels]}
+    bench_resamples.EXTRA_SETTINGS["rocket_linear"] = {**flat, "activation": ["linear"],
+                                                       "sigma_b": [0.0]}
+    bench_resamples.EXTRA_SETTINGS["rocket_flat"] = {**flat, "sigma_u": [0.5],
+                                                     "sigma_b": [0.1]}
     BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
                                                     ("rocket_gated",))
     _refit.gated_top = classifier_gate  # this study fits classifiers only
