@@ -22,7 +22,7 @@ of the estimators, whose preparation step is replaced for the run.
 Usage::
 
     python benchmarks/studies/rocket_front_end.py [--levels L] [--dilations D]
-        [bench_resamples.py's options]
+        [--fast [--max-steps S]] [bench_resamples.py's options]
 """
 
 import argparse
@@ -45,7 +45,7 @@ from rntk._representations._algorithms import (  # noqa: E402
     _linear_quantiles,
     _unit_rms_columns,
 )
-from rntk._utils._sequences import _per_shape  # noqa: E402
+from rntk._utils._sequences import _per_shape, pool_series  # noqa: E402
 
 #: MiniRocket's 84 kernels: -1 at every tap, 2 at three of the nine.
 KERNELS = np.array([[2.0 if j in c else -1.0 for j in range(9)]
@@ -62,6 +62,9 @@ def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
 
     Column ``(k * m + c) * 84 + j`` is kernel ``j`` at the ``k``-th dilation on channel
     ``c``; the series of one shape are transformed together, ``block`` at a time.
+    The first version (the runs of ``resamples_with_rocket.csv`` and
+    ``resamples_with_rocket_flat.csv``); :func:`fast_rocket_quantiles` is the same in
+    float32, in about a third of the time.
     """
     levels = (np.arange(n_levels) + 0.5) / n_levels
 
@@ -81,15 +84,71 @@ def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
     return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
 
 
-def install(levels, most_dilations):
+#: The three taps of weight 2 of each of MiniRocket's kernels (the others weigh -1).
+_TWOS = np.array([c for c in combinations(range(9), 3)]).T
+
+
+def fast_rocket_quantiles(seqs, n_levels, most_dilations=5, max_steps=None, block=64):
+    """:func:`rocket_quantiles` in float32, by MiniRocket's sums, sorted along the steps.
+
+    A kernel's output is ``3 (x_a + x_b + x_c) - sum of the nine taps`` (its taps of
+    weight 2 are ``a, b, c``): three additions per output instead of nine products; the
+    outputs are sorted in float32 along a contiguous axis (numpy's vectorised sort, about
+    3x faster than float64 along a strided one). ``max_steps``: series longer than it are
+    first averaged over blocks of ``ceil(T / max_steps)`` steps (``None``: never).
+    """
+    levels = (np.arange(n_levels) + 0.5) / n_levels
+    if max_steps is not None:
+        longest = max(len(x) for x in seqs)
+        seqs = pool_series([np.asarray(x, dtype=np.float64) for x in seqs],
+                           -(-longest // max_steps))
+
+    def transform(a):  # (n, T, m) -> (n, n_levels, 84 m D)
+        n, t, m = a.shape
+        virtual = levels * (t - 1)  # numpy's linear interpolation
+        lo_idx = np.floor(virtual).astype(np.intp)
+        hi_idx = np.minimum(lo_idx + 1, t - 1)
+        gamma = (virtual - lo_idx).astype(np.float32)[:, None]
+        out = np.empty((n, n_levels, len(KERNELS) * m * most_dilations))
+        for lo in range(0, n, block):
+            part = np.ascontiguousarray(a[lo:lo + block].transpose(0, 2, 1), np.float32)
+            cols = []
+            for d in dilations(most_dilations):
+                padded = np.pad(part, ((0, 0), (0, 0), (4 * d, 4 * d)), mode="edge")
+                taps = np.stack([padded[:, :, j * d:j * d + t] for j in range(9)], axis=2)
+                base = -taps.sum(axis=2, keepdims=True)  # (p, m, 1, T)
+                taps *= 3
+                conv = base + taps[:, :, _TWOS[0]] + taps[:, :, _TWOS[1]] + taps[:, :, _TWOS[2]]
+                conv.sort(axis=-1)  # (p, m, 84, T)
+                q = conv[..., lo_idx] + gamma.T * (conv[..., hi_idx] - conv[..., lo_idx])
+                q = q.reshape(len(part), m * len(KERNELS), n_levels).transpose(2, 0, 1)
+                cols.append(_unit_rms_columns(q.astype(np.float64)))
+            out[lo:lo + block] = np.concatenate(cols, axis=2).transpose(1, 0, 2)
+        return out
+
+    return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
+
+
+def install(levels, most_dilations, fast=False, max_steps=None):
     """Make ``intervals=L`` the front end for this process; register the settings.
+
+    ``fast``: :func:`fast_rocket_quantiles` (with ``max_steps``) instead of
+    :func:`rocket_quantiles`.
 
     ``rocket``: an eighth setting; ``rocket_gated``: the same, entering the
     classifier's average only on clear leave-one-out evidence (:func:`classifier_gate`).
     """
     row = next(p for p in _table.PREPARATIONS if p.name == "intervals")
-    row.steps["representation"] = (
-        lambda seqs, value, state: rocket_quantiles(seqs, value, most_dilations))
+    if fast:
+        def front_end(seqs, value, state):
+            return fast_rocket_quantiles(seqs, value, most_dilations, max_steps)
+    else:
+        if max_steps is not None:
+            raise ValueError("max_steps needs the fast transform")
+
+        def front_end(seqs, value, state):
+            return rocket_quantiles(seqs, value, most_dilations)
+    row.steps["representation"] = front_end
     shapes = {k: v for k, v in _grids._MEAN["shapes"].items() if k != "shapes"}
     for name in ("rocket", "rocket_gated"):
         bench_resamples.EXTRA_SETTINGS[name] = {**shapes, "intervals": [levels]}
@@ -111,8 +170,12 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     p.add_argument("--levels", type=int, default=16)
     p.add_argument("--dilations", type=int, default=5)
+    p.add_argument("--fast", action="store_true",
+                   help="the float32 transform (fast_rocket_quantiles)")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="with --fast: longer series averaged over blocks down to this many")
     args, rest = p.parse_known_args(argv)
-    install(args.levels, args.dilations)
+    install(args.levels, args.dilations, args.fast, args.max_steps)
     if not any(a == "--with" for a in rest):
         rest += ["--with", "rocket", "--with", "rocket_gated"]
     return bench_resamples.main(rest)
