@@ -21,7 +21,7 @@ mean readout); the ridges of the default, the same leave-one-out selection.
 
 It is added to the default classifier grid as an eighth setting, plain (``linear``) and
 gated (``linear_gated``: in the average only where the paired 0/1 leave-one-out errors
-fall by more than two standard errors, :func:`rocket_front_end.classifier_gate`), by
+fall by more than two standard errors, :func:`harness.classifier_gate`), by
 ``bench_resamples.py --with``: the default, MiniRocket and the default with each, on the
 same stratified resamples of each development set (and ``--nested K``: nested CV of the
 training sets). In the average of three the member is one vote of three, however far
