@@ -57,6 +57,66 @@ def dilations(most):
     return [2 ** k for k in range(most)]
 
 
+def _front_end(seqs, n_levels, most_dilations, block, quantiles):
+    """Replace each ``(T, m)`` series by ``(n_levels, 84 * m * D)`` quantile functions.
+
+    The skeleton of both transforms: the series of one shape stacked, ``block`` at a
+    time, each dilation's quantile functions from ``quantiles(part, d, levels)`` (an
+    array ``(n_levels, len(part), 84 m)``, column ``c * 84 + j`` kernel ``j`` on channel
+    ``c``), each channel scaled to unit RMS.
+    """
+    levels = (np.arange(n_levels) + 0.5) / n_levels
+
+    def transform(a):  # (n, T, m) -> (n, n_levels, 84 m D)
+        n, _, m = a.shape
+        out = np.empty((n, n_levels, len(KERNELS) * m * most_dilations))
+        for lo in range(0, n, block):
+            part = a[lo:lo + block]
+            cols = [_unit_rms_columns(quantiles(part, d, levels))
+                    for d in dilations(most_dilations)]
+            out[lo:lo + block] = np.concatenate(cols, axis=2).transpose(1, 0, 2)
+        return out
+
+    return _per_shape(seqs, transform)
+
+
+def _exact_quantiles(part, d, levels):
+    """One dilation's quantile functions in float64: the nine products of each output."""
+    n, t, _ = part.shape
+    padded = np.pad(part, ((0, 0), (4 * d, 4 * d), (0, 0)), mode="edge")
+    taps = np.stack([padded[:, j * d:j * d + t] for j in range(9)], axis=-1)
+    conv = (taps @ KERNELS.T).reshape(n, t, -1)  # (n, T, m 84)
+    return _linear_quantiles(conv, levels)
+
+
+#: The three taps of weight 2 of each of MiniRocket's kernels (the others weigh -1).
+_TWOS = np.array([c for c in combinations(range(9), 3)]).T
+
+
+def _sum_quantiles(part, d, levels):
+    """One dilation's quantile functions in float32, by MiniRocket's sums.
+
+    A kernel's output is ``3 (x_a + x_b + x_c) - sum of the nine taps`` (its taps of
+    weight 2 are ``a, b, c``): three additions per output instead of nine products; the
+    outputs are sorted along a contiguous axis (numpy's vectorised sort, about 3x faster
+    than float64 along a strided one), then interpolated as ``numpy.quantile`` does.
+    """
+    n, t, m = part.shape
+    virtual = levels * (t - 1)
+    lo = np.floor(virtual).astype(np.intp)
+    hi = np.minimum(lo + 1, t - 1)
+    gamma = (virtual - lo).astype(np.float32)
+    x = np.ascontiguousarray(part.transpose(0, 2, 1), np.float32)  # (n, m, T)
+    padded = np.pad(x, ((0, 0), (0, 0), (4 * d, 4 * d)), mode="edge")
+    taps = np.stack([padded[:, :, j * d:j * d + t] for j in range(9)], axis=2)
+    base = -taps.sum(axis=2, keepdims=True)  # (n, m, 1, T)
+    taps *= 3
+    conv = base + taps[:, :, _TWOS[0]] + taps[:, :, _TWOS[1]] + taps[:, :, _TWOS[2]]
+    conv.sort(axis=-1)  # (n, m, 84, T)
+    q = conv[..., lo] + gamma * (conv[..., hi] - conv[..., lo])
+    return q.reshape(n, m * len(KERNELS), len(levels)).transpose(2, 0, 1).astype(np.float64)
+
+
 def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
     """Replace each ``(T, m)`` series by ``(n_levels, 84 * m * D)`` quantile functions.
 
@@ -66,67 +126,20 @@ def rocket_quantiles(seqs, n_levels, most_dilations=5, block=64):
     ``resamples_with_rocket_flat.csv``); :func:`fast_rocket_quantiles` is the same in
     float32, in about a third of the time.
     """
-    levels = (np.arange(n_levels) + 0.5) / n_levels
-
-    def transform(a):  # (n, T, m) -> (n, n_levels, 84 m D)
-        n, t, m = a.shape
-        out = np.empty((n, n_levels, len(KERNELS) * m * most_dilations))
-        for lo in range(0, n, block):
-            part, cols = a[lo:lo + block], []
-            for d in dilations(most_dilations):
-                padded = np.pad(part, ((0, 0), (4 * d, 4 * d), (0, 0)), mode="edge")
-                taps = np.stack([padded[:, j * d:j * d + t] for j in range(9)], axis=-1)
-                conv = (taps @ KERNELS.T).reshape(len(part), t, -1)  # (n, T, m 84)
-                cols.append(_unit_rms_columns(_linear_quantiles(conv, levels)))
-            out[lo:lo + block] = np.concatenate(cols, axis=2).transpose(1, 0, 2)
-        return out
-
-    return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
-
-
-#: The three taps of weight 2 of each of MiniRocket's kernels (the others weigh -1).
-_TWOS = np.array([c for c in combinations(range(9), 3)]).T
+    return _front_end([np.asarray(x, dtype=np.float64) for x in seqs], n_levels,
+                      most_dilations, block, _exact_quantiles)
 
 
 def fast_rocket_quantiles(seqs, n_levels, most_dilations=5, max_steps=None, block=64):
-    """:func:`rocket_quantiles` in float32, by MiniRocket's sums, sorted along the steps.
+    """:func:`rocket_quantiles` in float32, by MiniRocket's sums (:func:`_sum_quantiles`).
 
-    A kernel's output is ``3 (x_a + x_b + x_c) - sum of the nine taps`` (its taps of
-    weight 2 are ``a, b, c``): three additions per output instead of nine products; the
-    outputs are sorted in float32 along a contiguous axis (numpy's vectorised sort, about
-    3x faster than float64 along a strided one). ``max_steps``: series longer than it are
-    first averaged over blocks of ``ceil(T / max_steps)`` steps (``None``: never).
+    ``max_steps``: series longer than it are first averaged over blocks of
+    ``ceil(T / max_steps)`` steps (``None``: never).
     """
-    levels = (np.arange(n_levels) + 0.5) / n_levels
+    seqs = [np.asarray(x, dtype=np.float64) for x in seqs]
     if max_steps is not None:
-        longest = max(len(x) for x in seqs)
-        seqs = pool_series([np.asarray(x, dtype=np.float64) for x in seqs],
-                           -(-longest // max_steps))
-
-    def transform(a):  # (n, T, m) -> (n, n_levels, 84 m D)
-        n, t, m = a.shape
-        virtual = levels * (t - 1)  # numpy's linear interpolation
-        lo_idx = np.floor(virtual).astype(np.intp)
-        hi_idx = np.minimum(lo_idx + 1, t - 1)
-        gamma = (virtual - lo_idx).astype(np.float32)[:, None]
-        out = np.empty((n, n_levels, len(KERNELS) * m * most_dilations))
-        for lo in range(0, n, block):
-            part = np.ascontiguousarray(a[lo:lo + block].transpose(0, 2, 1), np.float32)
-            cols = []
-            for d in dilations(most_dilations):
-                padded = np.pad(part, ((0, 0), (0, 0), (4 * d, 4 * d)), mode="edge")
-                taps = np.stack([padded[:, :, j * d:j * d + t] for j in range(9)], axis=2)
-                base = -taps.sum(axis=2, keepdims=True)  # (p, m, 1, T)
-                taps *= 3
-                conv = base + taps[:, :, _TWOS[0]] + taps[:, :, _TWOS[1]] + taps[:, :, _TWOS[2]]
-                conv.sort(axis=-1)  # (p, m, 84, T)
-                q = conv[..., lo_idx] + gamma.T * (conv[..., hi_idx] - conv[..., lo_idx])
-                q = q.reshape(len(part), m * len(KERNELS), n_levels).transpose(2, 0, 1)
-                cols.append(_unit_rms_columns(q.astype(np.float64)))
-            out[lo:lo + block] = np.concatenate(cols, axis=2).transpose(1, 0, 2)
-        return out
-
-    return _per_shape([np.asarray(x, dtype=np.float64) for x in seqs], transform)
+        seqs = pool_series(seqs, -(-max(len(x) for x in seqs) // max_steps))
+    return _front_end(seqs, n_levels, most_dilations, block, _sum_quantiles)
 
 
 def install(levels, most_dilations, fast=False, max_steps=None):
