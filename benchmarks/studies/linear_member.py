@@ -45,6 +45,7 @@ import csv
 import sys
 from collections import defaultdict
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 
@@ -56,9 +57,6 @@ from harness import classifier_gate, gated_rules, zero_one_errors  # noqa: E402
 
 from rntk._model_selection import _grids, _refit, _search  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
-
-#: Whether :func:`level_refit` applies its rule (while a ``_Level`` method fits).
-_LEVEL = {"on": False}
 
 
 def level_members(top, loo, y, z=None):
@@ -80,10 +78,10 @@ def level_members(top, loo, y, z=None):
 
 
 def level_refit(refit):
-    """``refit_best`` that averages only :func:`level_members` while ``_LEVEL`` is on."""
+    """``refit_best`` that averages only :func:`level_members` (a ``_Level`` fit's)."""
     def refit_best(search, plan, outcome):
         top = outcome.top
-        if not (_LEVEL["on"] and plan.n_average > 1 and len(top) > 1
+        if not (plan.n_average > 1 and len(top) > 1
                 and all(i in outcome.loo for i, _ in top)):
             return refit(search, plan, outcome)
         keep = level_members(top, outcome.loo, plan.y)
@@ -102,11 +100,8 @@ class _Level(bench_resamples._Without):
         return _Level(self.names, self.extra)
 
     def fit(self, X, y):
-        _LEVEL["on"] = True
-        try:
+        with patch.object(_search, "refit_best", level_refit(_search.refit_best)):
             return super().fit(X, y)
-        finally:
-            _LEVEL["on"] = False
 
 
 def install():
@@ -120,7 +115,6 @@ def install():
     BaseKernelSearchCV._default_rules = gated_rules(BaseKernelSearchCV._default_rules,
                                                     ("linear_gated",))
     _refit.gated_top = classifier_gate  # this study fits classifiers only
-    _search.refit_best = level_refit(_search.refit_best)
     bench_resamples.VARIANTS["rntk_with_linear_level"] = _Level((), ("linear",))
     bench_resamples.VARIANTS["rntk_with_level_only"] = _Level(())
 
