@@ -19,8 +19,9 @@ from unittest.mock import patch
 import numpy as np
 import pytest
 
-from rntk import RNTK, RNTKClassifierCV, as_object_array, rntk_kernel
+from rntk import RNTK, RNTKClassifier, RNTKClassifierCV, as_object_array, rntk_kernel
 from rntk._model_selection import DEFAULT_PRIOR
+from rntk._utils import as_sequences
 from rntk.model_selection import DEFAULT_ALPHA
 
 pytestmark = pytest.mark.slow
@@ -1021,6 +1022,39 @@ def test_the_linear_member_is_the_linear_kernel_of_the_series_in_place(rng):
                                  b[len(b) - min(len(a), len(b)):]) / (len(a) * len(b))
                       for b in X] for a in X])
     assert np.allclose(K, want, rtol=1e-10, atol=0)
+
+
+def test_the_log_levels_study_reads_a_signed_log_where_series_keep_their_level(monkeypatch):
+    module = _script("log_levels.py")
+    module.install(monkeypatch)  # undone after the test
+    seqs = [np.array([[1.0, -4.0], [3.0, 0.0]]), np.array([[-2.0, 8.0]])]
+    assert np.array_equal(module.log_scale(seqs), [2.0, 4.0])  # median |x| per channel
+    assert np.allclose(module.signed_log(seqs, np.array([2.0, 4.0]))[0],
+                       [[np.log(1.5), -np.log(2.0)], [np.log(2.5), 0.0]], rtol=1e-12)
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 8)
+    counts = rng.lognormal(3.0, 1.5, size=(16, 12)) * np.where(y == 1, 3.0, 1.0)[:, None]
+    # the setting's series: the signed log with the training series' scale, also at predict
+    est = RNTKClassifier(normalize=False, intervals=module.LOG_MARK).fit(counts, y)
+    scale = np.median(np.abs(counts))
+    new = rng.lognormal(3.0, 1.5, size=(3, 12))
+    got = est._prepare(as_sequences(new), fitted=True)
+    assert np.allclose(np.stack(got)[:, :, 0], np.log1p(new / scale), rtol=1e-12)
+    variant = module.bench_resamples.VARIANTS["rntk_log_level_band"]
+    fitted = variant().fit(counts, y)
+    assert not fitted.unit_rms_ and fitted.predict(new).shape == (3,)
+    params = fitted.search_.cv_results_["params"]
+    default = RNTKClassifierCV().fit(counts, y).cv_results_["params"]
+    logged = [p for p in params if "intervals" in p]
+    level = [p for p in default if p.get("normalize") is False and "readout_band" in p]
+    assert logged == [{**p, "intervals": module.LOG_MARK} for p in level]  # pooled alike
+    assert [p for p in params if "intervals" not in p] == [p for p in default if p not in level]
+    # z-normalised series (unit-RMS): the default itself
+    z = (counts - counts.mean(axis=1, keepdims=True)) / counts.std(axis=1, keepdims=True)
+    fitted = variant().fit(z, y)
+    assert fitted.unit_rms_
+    assert fitted.search_.cv_results_["params"] == RNTKClassifierCV().fit(z, y).cv_results_[
+        "params"]
 
 
 def test_nested_folds_are_stratified_and_cover_the_training_part():

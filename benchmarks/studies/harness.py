@@ -11,10 +11,12 @@ what each found are in ``benchmarks/studies/README.md``.
 """
 
 import argparse
+import csv
 import re
 import sys
 import time
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -371,3 +373,53 @@ def gated_rules(rules, gated):
                 plan.gated = gated_indices(plan.grid, names, gated)
                 plan.n_gated = sum(g in names for g in gated)
     return default_rules
+
+
+def differences(rows, variant, base="rntk"):
+    """Per-set mean accuracy differences (points), ``{(panel, protocol): {set: d}}``."""
+    acc = defaultdict(list)
+    for r in rows:
+        acc[r.get("panel", "ucr"), r["protocol"], r["dataset"], r["method"]].append(
+            float(r["accuracy"]))
+    out = defaultdict(dict)
+    for (panel, protocol, name, method), a in acc.items():
+        if method == variant and (panel, protocol, name, base) in acc:
+            out[panel, protocol][name] = 100 * (np.mean(a) - np.mean(
+                acc[panel, protocol, name, base]))
+    return dict(out)
+
+
+def plot_differences(path, variant, ylabel, title, base="rntk"):
+    """Draw, from the rows of a study's ``results.csv`` at ``path``, each set's difference.
+
+    One panel per (panel, protocol) of the rows: the per-set difference of
+    :func:`differences` (``variant`` from ``base``), sorted, its mean and standard error
+    in the title; written beside ``path`` with ``.png``, whose path is returned.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    with open(path, newline="") as f:
+        diffs = differences(list(csv.DictReader(f)), variant, base)
+    fig, axes = plt.subplots(1, len(diffs), figsize=(3.2 * len(diffs), 3.6), sharey=True,
+                             squeeze=False)
+    for ax, ((panel, protocol), d) in zip(axes[0], sorted(diffs.items())):
+        names = sorted(d, key=d.get)
+        v = np.array([d[n] for n in names])
+        ax.bar(range(len(v)), v, color=np.where(v >= 0, "tab:green", "tab:red"))
+        ax.axhline(0, color="k", lw=0.6)
+        se = v.std(ddof=1) / np.sqrt(len(v))
+        ax.set_title(f"{panel.upper()} {protocol}: {v.mean():+.2f} +- {se:.2f}", fontsize=9)
+        ax.set_xticks([])
+        for i in (0, len(v) - 1):
+            if abs(v[i]) > 1:
+                ax.annotate(names[i], (i, v[i]), fontsize=7, ha="center",
+                            va="bottom" if v[i] > 0 else "top")
+    axes[0][0].set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = Path(path).with_suffix(".png")
+    fig.savefig(out, dpi=110)
+    return out

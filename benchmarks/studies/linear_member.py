@@ -41,9 +41,7 @@ Usage::
     python benchmarks/studies/linear_member.py --plot benchmarks/studies/resamples_with_linear.csv
 """
 
-import csv
 import sys
-from collections import defaultdict
 from pathlib import Path
 from unittest.mock import patch
 
@@ -53,7 +51,12 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import classifier_gate, gated_rules, zero_one_errors  # noqa: E402
+from harness import (  # noqa: E402
+    classifier_gate,
+    gated_rules,
+    plot_differences,
+    zero_one_errors,
+)
 
 from rntk._model_selection import _grids, _refit, _search  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
@@ -119,50 +122,12 @@ def install():
     bench_resamples.VARIANTS["rntk_with_level_only"] = _Level(())
 
 
-def differences(rows, variant="rntk_with_linear", base="rntk"):
-    """Per-set mean accuracy differences (points), ``{(panel, protocol): {set: d}}``."""
-    acc = defaultdict(list)
-    for r in rows:
-        acc[r.get("panel", "ucr"), r["protocol"], r["dataset"], r["method"]].append(
-            float(r["accuracy"]))
-    out = defaultdict(dict)
-    for (panel, protocol, name, method), a in acc.items():
-        if method == variant and (panel, protocol, name, base) in acc:
-            out[panel, protocol][name] = 100 * (np.mean(a) - np.mean(
-                acc[panel, protocol, name, base]))
-    return dict(out)
-
-
 def plot(path):
-    """Draw the per-set differences of :func:`differences` into ``path`` with ``.png``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    with open(path, newline="") as f:
-        diffs = differences(list(csv.DictReader(f)))
-    fig, axes = plt.subplots(1, len(diffs), figsize=(3.2 * len(diffs), 3.6), sharey=True,
-                             squeeze=False)
-    for ax, ((panel, protocol), d) in zip(axes[0], sorted(diffs.items())):
-        names = sorted(d, key=d.get)
-        v = np.array([d[n] for n in names])
-        ax.bar(range(len(v)), v, color=np.where(v >= 0, "tab:green", "tab:red"))
-        ax.axhline(0, color="k", lw=0.6)
-        se = v.std(ddof=1) / np.sqrt(len(v))
-        ax.set_title(f"{panel.upper()} {protocol}: {v.mean():+.2f} +- {se:.2f}", fontsize=9)
-        ax.set_xticks([])
-        for i in (0, len(v) - 1):
-            if abs(v[i]) > 1:
-                ax.annotate(names[i], (i, v[i]), fontsize=7, ha="center",
-                            va="bottom" if v[i] > 0 else "top")
-    axes[0][0].set_ylabel("default + linear member - default (points)")
-    fig.suptitle("The linear kernel of the series in place as an eighth setting, per set",
-                 fontsize=10)
-    fig.tight_layout()
-    out = Path(path).with_suffix(".png")
-    fig.savefig(out, dpi=110)
-    return out
+    """Draw the per-set differences of the plain member from the default (``.png``)."""
+    return plot_differences(path, "rntk_with_linear",
+                            "default + linear member - default (points)",
+                            "The linear kernel of the series in place as an eighth setting, "
+                            "per set")
 
 
 def main(argv=None):

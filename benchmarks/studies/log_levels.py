@@ -1,0 +1,188 @@
+"""The level settings on a signed log of the values, where series keep their level.
+
+On the development sets whose series are not scaled (17 of the 48 UCR sets: the
+unit-RMS test of the default, :func:`rntk.model_selection.unit_rms`, is false), the
+level settings read the values as given. Where those are counts or powers spread over
+decades, a few large values dominate every inner product: ``MelbournePedestrian``
+(hourly pedestrian counts, 0 to 9,682; the median 275) is 88.2% by the banded level
+setting, and 97.8% once each value ``x`` is replaced by
+
+    ``sign(x) log(1 + |x| / s)``,  ``s``: the median of ``|x|`` over the training values
+
+(per channel: a scale learnt from the training set, so that the map is the same for
+every series, scale-free in the units of the data, near linear below ``s`` and
+logarithmic above). ``PLAID`` (currents, median 0.017, 95th percentile 78): 46.7% to
+77.8%; ``HouseTwenty`` (powers): 77.3% to 86.6% (official splits, that setting alone;
+MiniRocket 96.4% and 94.0% on the first two). The default's average of three: 92.8%
+on ``MelbournePedestrian``.
+
+Two variants of the default, both only on training sets that are not unit-RMS (on the
+others the default itself, by construction):
+
+* ``rntk_with_log_band``: the banded level setting on the signed log as an eighth
+  setting (``log_band``);
+* ``rntk_log_level_band``: that setting in place of the banded level setting (seven
+  settings, the same time);
+* ``rntk_log_levels``: both level settings (banded and pooled) on the signed log.
+
+It is a study: the signed log rides on the ``intervals`` parameter of the estimators
+(its representation step replaced for the run, the scale fitted with the other
+preparations), as ``rocket_front_end.py``'s front end does; the methods are registered
+in ``bench_resamples.VARIANTS`` and fitted on the same resamples (and nested folds) as
+the default and MiniRocket.
+
+``--plot CSV`` draws, from a ``results.csv`` of such runs (``resamples_with_log_levels.csv``
+beside this script: a ``panel`` column added), the per-set difference of
+``rntk_log_level_band`` from the default under each protocol, into ``CSV`` with ``.png``.
+
+Usage::
+
+    python benchmarks/studies/log_levels.py [bench_resamples.py's options]
+    python benchmarks/studies/log_levels.py --plot benchmarks/studies/resamples_with_log_levels.csv
+"""
+
+import sys
+from pathlib import Path
+from unittest.mock import patch
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import bench_resamples  # noqa: E402
+from harness import plot_differences  # noqa: E402
+
+from rntk import RNTKClassifierCV  # noqa: E402
+from rntk._estimators import _base  # noqa: E402
+from rntk._model_selection import _grids, _sources  # noqa: E402
+from rntk._representations import _table  # noqa: E402
+from rntk._utils._sequences import as_sequences  # noqa: E402
+
+#: The value of ``intervals`` that marks the signed log (any size the table accepts).
+LOG_MARK = 2
+#: The fitted attribute: the scale ``s`` of each channel.
+SCALE = "log_scale_"
+
+
+def log_scale(seqs):
+    """Per channel, the median of ``|x|`` over every value of the training series.
+
+    A channel whose median is 0 (mostly zeros) takes the mean of ``|x|``; an all-zero
+    channel, 1.
+    """
+    values = np.abs(np.concatenate(seqs))
+    s = np.median(values, axis=0)
+    mean = values.mean(axis=0)
+    return np.where(s > 0, s, np.where(mean > 0, mean, 1.0))
+
+
+def signed_log(seqs, scale):
+    """``sign(x) log(1 + |x| / s)`` of every value, ``s`` the channel's scale."""
+    return [np.sign(x) * np.log1p(np.abs(x) / scale) for x in seqs]
+
+
+class _Set:
+    """Plain assignments: the changes :func:`install` makes for a run.
+
+    A test passes pytest's ``monkeypatch`` instead, whose changes are undone after it.
+    """
+
+    @staticmethod
+    def setattr(obj, name, value):
+        setattr(obj, name, value)
+
+    @staticmethod
+    def setitem(mapping, key, value):
+        mapping[key] = value
+
+
+def install(patch=_Set):
+    """Make ``intervals=LOG_MARK`` the signed log for this process; register the variants.
+
+    ``patch``: how each change is made (``setattr``, ``setitem``).
+    """
+    row = next(p for p in _table.PREPARATIONS if p.name == "intervals")
+
+    def representation(seqs, value, state):
+        return signed_log(seqs, state[SCALE])
+
+    patch.setitem(row.steps, "representation", representation)
+    fit = _base.fit_preparations
+
+    def fit_preparations(seqs, values):
+        state = fit(seqs, values)
+        if values.get("intervals") is not None:
+            state[SCALE] = log_scale(seqs)
+        return state
+
+    patch.setattr(_base, "fit_preparations", fit_preparations)
+    sized = _grids._sized
+
+    def sized_as_without(setting, *args, **kwargs):  # pooled as the banded level setting
+        if setting.get("intervals") != [LOG_MARK]:
+            return sized(setting, *args, **kwargs)
+        g = sized({k: v for k, v in setting.items() if k != "intervals"}, *args, **kwargs)
+        return {**g, "intervals": [LOG_MARK]}
+
+    patch.setattr(_grids, "_sized", sized_as_without)
+    # a refit from the series the search kept prepared restores the scale with them
+    patch.setattr(_sources, "_FITTED", _sources._FITTED + (SCALE,))
+    log_band = {**_grids._LEVEL["band"], "intervals": [LOG_MARK]}
+    log_pool = {**_grids._LEVEL["pool4"], "intervals": [LOG_MARK]}
+    for name, settings in (("rntk_with_log_band", {"log_band": log_band}),
+                           ("rntk_log_level_band", {"level_band": log_band}),
+                           ("rntk_log_levels", {"level_band": log_band,
+                                                "level_pool": log_pool})):
+        patch.setitem(bench_resamples.VARIANTS, name, _Levels(settings))
+
+
+class _Levels:
+    """The default, its settings updated by ``settings`` where the series keep their level.
+
+    ``unit_rms_``: whether the training series were unit-RMS (the default, unchanged).
+    """
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def __call__(self):
+        return _Levels(self.settings)
+
+    def fit(self, X, y):
+        self.unit_rms_ = _grids.unit_rms(as_sequences(X))
+        grid = dict(_grids.DEFAULT_SETTINGS)
+        if not self.unit_rms_:
+            grid.update(self.settings)
+        with patch.object(_grids, "DEFAULT_SETTINGS", grid):
+            self.search_ = RNTKClassifierCV().fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.search_.predict(X)
+
+
+def plot(path):
+    """Draw the per-set differences of the signed log in place of the level band (``.png``).
+
+    The rows hold only the sets where the variant is not the default (17 UCR sets, the 7
+    UEA sets): the means in the titles are over those.
+    """
+    return plot_differences(path, "rntk_log_level_band",
+                            "log level band - default (points)",
+                            "The banded level setting on a signed log of the values, per "
+                            "set whose series are not unit-RMS")
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["--plot"]:
+        return plot(argv[1])
+    install()
+    if "--variant" not in argv:
+        argv += ["--variant", "rntk_with_log_band", "--variant", "rntk_log_level_band"]
+    return bench_resamples.main(argv)
+
+
+if __name__ == "__main__":
+    main()
