@@ -48,7 +48,13 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
+from bench_ucr_protocols import (  # noqa: E402
+    QUICK_GRIDS,
+    _methods,
+    _run,
+    _warm_up,
+    write_outputs,
+)
 
 from rntk import RNTKClassifierCV
 from rntk._model_selection import DEFAULT_SAME
@@ -233,12 +239,8 @@ def main(argv=None):
                  if "every_s" in row else "")
               + (f"  precision {row['precision_acc']:6.2f} ({row['precision_s']:6.2f} s)"
                  if "precision_s" in row else ""), flush=True)
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     md = summary(rows, peers)
-    (out / "summary.md").write_text(md)
+    write_outputs(out, rows, md)
     print(md)
 
 

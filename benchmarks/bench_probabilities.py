@@ -28,7 +28,6 @@ Usage::
 """
 
 import argparse
-import csv
 import sys
 import time
 from pathlib import Path
@@ -41,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_panel import _load, panel_names  # noqa: E402
+from bench_ucr_protocols import write_outputs  # noqa: E402
 
 from rntk import RNTKClassifierCV  # noqa: E402
 from rntk.benchmarking.stats import calibration_bins, probability_metrics  # noqa: E402
@@ -159,12 +159,8 @@ def main(argv=None):
               f"{row['calibrated_s']:.2f} s", flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     text = summary(rows)
-    (out / "summary.md").write_text(text, encoding="utf-8")
+    write_outputs(out, rows, text)
     plot({m: (np.concatenate(c), np.concatenate(k)) for m, (c, k) in pooled.items()},
          out / "reliability.png")
     print(text)

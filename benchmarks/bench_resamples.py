@@ -43,7 +43,6 @@ Usage::
 """
 
 import argparse
-import csv
 import sys
 import warnings
 import zlib
@@ -58,7 +57,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_panel import _load, _peers  # noqa: E402
-from bench_ucr_protocols import QUICK_GRIDS, _methods, _run, _warm_up  # noqa: E402
+from bench_ucr_protocols import (  # noqa: E402
+    QUICK_GRIDS,
+    _methods,
+    _run,
+    _warm_up,
+    write_outputs,
+)
 
 from rntk import RNTKClassifierCV  # noqa: E402
 from rntk._model_selection import _grids  # noqa: E402
@@ -347,12 +352,8 @@ def main(argv=None):
             if any(got.values()):
                 print(f"{name:<32} {protocol:<9} " + "  ".join(
                     f"{m} {100 * np.mean(a):6.2f}" for m, a in got.items()), flush=True)
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     md = summary(rows, args.nested, args.train_size)
-    (out / "summary.md").write_text(md)
+    write_outputs(out, rows, md)
     print(md)
     return rows
 

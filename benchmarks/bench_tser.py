@@ -45,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_resamples import resample  # noqa: E402
+from bench_ucr_protocols import write_outputs  # noqa: E402
 
 from rntk import RNTKRegressorCV  # noqa: E402
 from rntk._utils import as_sequences  # noqa: E402
@@ -265,16 +266,11 @@ def main(argv=None):
     rows = per_set(raw, ms, published(args.data_home, column))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    fields = list(dict.fromkeys(k for r in raw for k in r))
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(raw)
     text = summary(rows, list(ms))
     if args.resamples > 1:
         text = (f"Means over {args.resamples} resamples per set (resample 0: the official "
                 "split); published: means over 30 resamples of the bake-off.\n\n" + text)
-    (out / "summary.md").write_text(text, encoding="utf-8")
+    write_outputs(out, raw, text)
     plot(rows, list(ms), out / "tser.png")
     print(text)
     return rows

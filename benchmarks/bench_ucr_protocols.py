@@ -110,6 +110,19 @@ def _run(name, make, X_train, y_train, X_test, y_test):
     return float(np.mean(pred == np.asarray(y_test))), seconds, params
 
 
+def write_outputs(out, rows, text):
+    """Write ``out/results.csv`` and ``out/summary.md``, the files of every panel script.
+
+    The columns of ``results.csv`` are every key of any row, in order of appearance.
+    """
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    with open(out / "results.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    (out / "summary.md").write_text(text, encoding="utf-8")
+
+
 def _warm_up(methods):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 40))
@@ -245,17 +258,13 @@ def main(argv=None):
                          "n_train": len(y_train), "length": length,
                          "params": {k: v for k, v in params.items()}})
             print(f"{d:<22} {m:<11} {100 * acc:6.2f}%  {seconds:7.2f} s", flush=True)
-    with open(out / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
     md = _markdown(rows, list(methods), datasets)
     ours = {m: {r["dataset"]: 100 * r["accuracy"] for r in rows if r["method"] == m}
             for m in methods}
     comparison = compare_with_published({m: a for m, a in ours.items() if a})
     why = write_cd_plot(comparison, out / PLOT_CD, "rntk beside the bake off redux")
     md += "\n" + "\n".join(sota_markdown(comparison, (PLOT_CD, why)))
-    (out / "summary.md").write_text(md)
+    write_outputs(out, rows, md)
     _plot(rows, list(methods), out / "time_vs_accuracy.png")
     print(md)
 

@@ -1057,6 +1057,22 @@ def test_the_log_levels_study_reads_a_signed_log_where_series_keep_their_level(m
         "params"]
 
 
+def test_the_band_pool_study_pools_the_banded_settings_for_most_lengths():
+    module = _script("band_pool.py")
+    assert module.most_lengths([10, 20, 30, 40, 50, 60, 70, 80, 90, 1000]) == 1000
+    assert module.most_lengths([100] * 19 + [1000]) == 100  # one long series in twenty
+    rng = np.random.default_rng(0)
+    X = [rng.normal(size=t) for t in [40] * 19 + [400]]  # one long series in twenty
+    y = np.repeat([0, 1], 10)
+    fitted = module.bench_resamples.VARIANTS.get("rntk_band_pool_q90", module._MostLengths())
+    params = fitted().fit(as_object_array(X), y).search_.cv_results_["params"]
+    default = RNTKClassifierCV().fit(as_object_array(X), y).cv_results_["params"]
+    banded = [p for p in default if "readout_band" in p and p.get("pool")]
+    assert banded and {p["pool"] for p in banded} == {4}  # ceil(400 / 128)
+    assert [p for p in params if p not in default] == [{**p, "pool": 1} for p in banded]
+    assert module._grids._sized is module._SIZED  # the default's sizing, after the fit
+
+
 def test_nested_folds_are_stratified_and_cover_the_training_part():
     module = _script("bench_resamples.py")
     y = np.array(["a"] * 9 + ["b"] * 4 + ["c"])
