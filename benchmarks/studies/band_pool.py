@@ -10,8 +10,8 @@ pooled 11 times and 83.2% pooled 4 times (the official test split: 78.0% and 82.
 MiniRocket 94.0%, the default 87.2%).
 
 The variant ``rntk_band_pool_q90``: the pool of the banded settings from the 90th
-percentile of the training lengths (the next length up), ``ceil(q90 / BAND_STEPS)``; a
-tenth of the series then have more than ``BAND_STEPS`` pooled steps (``PLAID``'s
+percentile of the training lengths (the next length up), ``ceil(q90 / BAND_STEPS)``; at
+most a tenth of the series then have more than ``BAND_STEPS`` pooled steps (``PLAID``'s
 longest 336). Sets of one length, and those whose 90th percentile needs the same pool
 as the longest, keep the default's grid: on the 48 UCR sets six change (``PLAID`` 11 to
 4, ``AllGestureWiimoteX`` 4 to 2, ``AllGestureWiimoteZ`` and ``GestureMidAirD2`` 3 to
