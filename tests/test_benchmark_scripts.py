@@ -1073,6 +1073,28 @@ def test_the_band_pool_study_pools_the_banded_settings_for_most_lengths():
     assert module._grids._sized is module._SIZED  # the default's sizing, after the fit
 
 
+def test_the_rocket_front_end_is_minirockets_kernels_read_as_quantile_functions(rng):
+    module = _script("rocket_front_end.py")
+    kernels = module.KERNELS
+    assert kernels.shape == (84, 9) and len({tuple(k) for k in kernels.tolist()}) == 84
+    assert all(sorted(k) == [-1.0] * 6 + [2.0] * 3 for k in kernels.tolist())
+    x = rng.normal(size=30)
+    levels = (np.arange(8) + 0.5) / 8
+    got = module.rocket_quantiles([x[:, None]], 8, most_dilations=2)[0]  # (T, m) series
+    assert got.shape == (8, 2 * 84)
+    for k, d in enumerate((1, 2)):  # column k * 84 + j: kernel j at dilation d
+        padded = np.concatenate([np.full(4 * d, x[0]), x, np.full(4 * d, x[-1])])
+        for j in (0, 41, 83):
+            out = [np.dot(kernels[j], padded[t:t + 8 * d + 1:d]) for t in range(len(x))]
+            q = np.quantile(out, levels)
+            assert np.allclose(got[:, k * 84 + j], q / np.sqrt(np.mean(q ** 2)), rtol=1e-10)
+    # the float32 transform by MiniRocket's sums: the same within float32 rounding
+    series = [x[:, None], x[:20, None], rng.normal(size=(20, 1))]
+    fast = module.fast_rocket_quantiles(series, 8, most_dilations=2)
+    exact = module.rocket_quantiles(series, 8, most_dilations=2)
+    assert all(np.allclose(f, e, rtol=0, atol=1e-4) for f, e in zip(fast, exact))
+
+
 def test_nested_folds_are_stratified_and_cover_the_training_part():
     module = _script("bench_resamples.py")
     y = np.array(["a"] * 9 + ["b"] * 4 + ["c"])
