@@ -12,6 +12,7 @@ import importlib.util
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from unittest.mock import patch
@@ -1007,6 +1008,25 @@ def test_bench_resamples_fits_the_variants_a_study_registers(panel, tmp_path, mo
     assert fitted and 0 <= rows[1]["accuracy"] <= 1
     with pytest.raises(SystemExit):
         module.main(["--quick", "--data-home", str(panel), "--variant", "nope"])
+
+
+#: The resampled studies and the methods each adds to a run by default.
+RESAMPLED_STUDIES = {
+    "linear_member.py": {"rntk_with_linear", "rntk_with_linear_gated"},
+    "rocket_front_end.py": {"rntk_with_rocket", "rntk_with_rocket_gated"},
+    "log_levels.py": {"rntk_with_log_band", "rntk_log_level_band"},
+    "band_pool.py": {"rntk_band_pool_q90"},
+}
+
+
+@pytest.mark.parametrize("study", sorted(RESAMPLED_STUDIES))
+def test_the_resampled_studies_run_quick(study, panel, tmp_path):
+    # in a process of its own: a study's install() changes the package for its run
+    out = tmp_path / "out"
+    subprocess.run([sys.executable, str(STUDIES / study), "--quick", "--datasets", "Beef",
+                    "--data-home", str(panel), "--resamples", "1", "--out", str(out)],
+                   check=True, capture_output=True)
+    assert RESAMPLED_STUDIES[study] <= {r["method"] for r in _csv(out / "results.csv")}
 
 
 def test_the_linear_member_is_the_linear_kernel_of_the_series_in_place(rng):

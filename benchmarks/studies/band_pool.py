@@ -34,8 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
+from harness import PatchedDefault, resampled_study  # noqa: E402
 
-from rntk import RNTKClassifierCV  # noqa: E402
 from rntk._model_selection import _grids  # noqa: E402
 from rntk._representations import REPRESENTATIONS  # noqa: E402
 
@@ -58,19 +58,11 @@ def _sized(setting, lengths, *args, **kwargs):
 _SIZED = _grids._sized
 
 
-class _MostLengths:
+class _MostLengths(PatchedDefault):
     """The default with the banded settings pooled for most training lengths."""
 
-    def __call__(self):
-        return _MostLengths()
-
-    def fit(self, X, y):
-        with patch.object(_grids, "_sized", _sized):
-            self.search_ = RNTKClassifierCV().fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.search_.predict(X)
+    def patches(self, X):
+        return [patch.object(_grids, "_sized", _sized)]
 
 
 def install():
@@ -79,11 +71,7 @@ def install():
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    install()
-    if "--variant" not in argv:
-        argv += ["--variant", "rntk_band_pool_q90"]
-    return bench_resamples.main(argv)
+    return resampled_study(argv, install, "--variant", ("rntk_band_pool_q90",))
 
 
 if __name__ == "__main__":

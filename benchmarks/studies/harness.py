@@ -11,12 +11,14 @@ what each found are in ``benchmarks/studies/README.md``.
 """
 
 import argparse
+import copy
 import csv
 import re
 import sys
 import time
 import warnings
 from collections import defaultdict
+from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +27,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
 from bench_panel import panel_names, peer_results  # noqa: E402,F401  (the studies' names)
 
-from rntk import AmplitudeSpectrum, ValueQuantiles, rntk_kernel  # noqa: E402
+from rntk import AmplitudeSpectrum, RNTKClassifierCV, ValueQuantiles, rntk_kernel  # noqa: E402
 from rntk._estimators._ridge import relative_ridge
 from rntk._model_selection import _grids, _refit, mean_readouts, readout_stride
 from rntk._model_selection._candidates import gated_indices
@@ -423,3 +425,50 @@ def plot_differences(path, variant, ylabel, title, base="rntk"):
     out = Path(path).with_suffix(".png")
     fig.savefig(out, dpi=110)
     return out
+
+
+class PatchedDefault:
+    """``RNTKClassifierCV()`` fitted under a study's patches: a method of ``VARIANTS``.
+
+    A study subclasses it and returns from :meth:`patches` the context managers
+    (``unittest.mock.patch.object``, ...) that its fit on the training series ``X``
+    runs under. An instance is the zero-argument factory ``bench_resamples.VARIANTS``
+    takes: calling it gives an unfitted copy.
+    """
+
+    def __call__(self):
+        new = copy.copy(self)
+        new.__dict__ = {k: v for k, v in vars(self).items() if not k.endswith("_")}
+        return new
+
+    def patches(self, X):
+        """Return the context managers the fit on ``X`` runs under (none here)."""
+        return []
+
+    def fit(self, X, y):
+        with ExitStack() as stack:
+            for context in self.patches(X):
+                stack.enter_context(context)
+            self.search_ = RNTKClassifierCV().fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.search_.predict(X)
+
+
+def resampled_study(argv, install, option, names, plot=None):
+    """Run a resampled study: ``bench_resamples.py`` with the methods it registers.
+
+    ``--plot CSV`` as the first argument calls ``plot(CSV)`` instead (when given);
+    otherwise ``install()`` runs, and ``option`` (``"--with"`` or ``"--variant"``) with
+    each of ``names`` is added unless the arguments name that option already.
+    """
+    import bench_resamples
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if plot is not None and argv[:1] == ["--plot"]:
+        return plot(argv[1])
+    install()
+    if option not in argv:
+        argv += [a for name in names for a in (option, name)]
+    return bench_resamples.main(argv)

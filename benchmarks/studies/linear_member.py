@@ -55,6 +55,7 @@ from harness import (  # noqa: E402
     classifier_gate,
     gated_rules,
     plot_differences,
+    resampled_study,
     zero_one_errors,
 )
 
@@ -131,13 +132,7 @@ def plot(path):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--plot"]:
-        return plot(argv[1])
-    install()
-    if "--with" not in argv:
-        argv += ["--with", "linear", "--with", "linear_gated"]
-    return bench_resamples.main(argv)
+    return resampled_study(argv, install, "--with", ("linear", "linear_gated"), plot)
 
 
 if __name__ == "__main__":

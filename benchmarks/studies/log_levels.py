@@ -16,7 +16,7 @@ logarithmic above). ``PLAID`` (currents, median 0.017, 95th percentile 78): 46.7
 MiniRocket 96.4% and 94.0% on the first two). The default's average of three: 92.8%
 on ``MelbournePedestrian``.
 
-Two variants of the default, both only on training sets that are not unit-RMS (on the
+Three variants of the default, each only on training sets that are not unit-RMS (on the
 others the default itself, by construction):
 
 * ``rntk_with_log_band``: the banded level setting on the signed log as an eighth
@@ -51,9 +51,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import plot_differences  # noqa: E402
+from harness import PatchedDefault, plot_differences, resampled_study  # noqa: E402
 
-from rntk import RNTKClassifierCV  # noqa: E402
 from rntk._estimators import _base  # noqa: E402
 from rntk._model_selection import _grids, _sources  # noqa: E402
 from rntk._representations import _table  # noqa: E402
@@ -137,7 +136,7 @@ def install(patch=_Set):
         patch.setitem(bench_resamples.VARIANTS, name, _Levels(settings))
 
 
-class _Levels:
+class _Levels(PatchedDefault):
     """The default, its settings updated by ``settings`` where the series keep their level.
 
     ``unit_rms_``: whether the training series were unit-RMS (the default, unchanged).
@@ -146,20 +145,12 @@ class _Levels:
     def __init__(self, settings):
         self.settings = settings
 
-    def __call__(self):
-        return _Levels(self.settings)
-
-    def fit(self, X, y):
+    def patches(self, X):
         self.unit_rms_ = _grids.unit_rms(as_sequences(X))
         grid = dict(_grids.DEFAULT_SETTINGS)
         if not self.unit_rms_:
             grid.update(self.settings)
-        with patch.object(_grids, "DEFAULT_SETTINGS", grid):
-            self.search_ = RNTKClassifierCV().fit(X, y)
-        return self
-
-    def predict(self, X):
-        return self.search_.predict(X)
+        return [patch.object(_grids, "DEFAULT_SETTINGS", grid)]
 
 
 def plot(path):
@@ -175,13 +166,8 @@ def plot(path):
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--plot"]:
-        return plot(argv[1])
-    install()
-    if "--variant" not in argv:
-        argv += ["--variant", "rntk_with_log_band", "--variant", "rntk_log_level_band"]
-    return bench_resamples.main(argv)
+    return resampled_study(argv, install, "--variant",
+                           ("rntk_with_log_band", "rntk_log_level_band"), plot)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import classifier_gate, gated_rules  # noqa: E402
+from harness import classifier_gate, gated_rules, resampled_study  # noqa: E402
 
 from rntk._model_selection import _grids, _refit  # noqa: E402
 from rntk._model_selection._search import BaseKernelSearchCV  # noqa: E402
@@ -188,10 +188,9 @@ def main(argv=None):
     p.add_argument("--max-steps", type=int, default=None,
                    help="with --fast: longer series averaged over blocks down to this many")
     args, rest = p.parse_known_args(argv)
-    install(args.levels, args.dilations, args.fast, args.max_steps)
-    if not any(a == "--with" for a in rest):
-        rest += ["--with", "rocket", "--with", "rocket_gated"]
-    return bench_resamples.main(rest)
+    return resampled_study(rest, lambda: install(args.levels, args.dilations, args.fast,
+                                                 args.max_steps),
+                           "--with", ("rocket", "rocket_gated"))
 
 
 if __name__ == "__main__":
