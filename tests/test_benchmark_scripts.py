@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from math import comb
 from pathlib import Path
 from unittest.mock import patch
 
@@ -1016,6 +1017,7 @@ RESAMPLED_STUDIES = {
     "rocket_front_end.py": {"rntk_with_rocket", "rntk_with_rocket_gated"},
     "log_levels.py": {"rntk_with_log_band", "rntk_log_level_band"},
     "band_pool.py": {"rntk_band_pool_q90"},
+    "elastic_member.py": {"rntk_with_gak"},
 }
 
 
@@ -1156,3 +1158,63 @@ def test_bench_resamples_fits_the_default_less_some_settings(panel, tmp_path, mo
         len(DEFAULT_ALPHA)
     with pytest.raises(SystemExit):
         module.main(["--quick", "--data-home", str(panel), "--with", "nope"])
+
+
+def _alignments(tx, ty):
+    """Every monotone alignment of steps ``0..tx-1`` with ``0..ty-1``, as lists of cells."""
+    if (tx, ty) == (1, 1):
+        return [[(0, 0)]]
+    out = []
+    for di, dj in ((1, 0), (0, 1), (1, 1)):
+        if tx - di >= 1 and ty - dj >= 1:
+            out += [p + [(tx - 1, ty - 1)] for p in _alignments(tx - di, ty - dj)]
+    return out
+
+
+def test_the_elastic_study_sums_the_local_kernel_over_every_alignment(rng, monkeypatch):
+    module = _script("elastic_member.py")
+    x, y, inv2s2 = rng.normal(size=(4, 2)), rng.normal(size=(6, 2)), 0.3
+
+    def brute(radius):
+        total = 0.0
+        for path in _alignments(len(x), len(y)):
+            # the band: within ``radius`` steps of the shorter series of the diagonal
+            if all(abs((i + 1) / len(x) - (j + 1) / len(y)) * min(len(x), len(y))
+                   <= radius + 1e-9 for i, j in path):
+                e = np.exp(-inv2s2 * ((x[[i for i, _ in path]] - y[[j for _, j in path]])
+                                      ** 2).sum(axis=1))
+                total += np.prod(e / (2 - e))
+        return np.log(total)
+
+    # as many as the Delannoy number D(3, 5) = sum_k C(3, k) C(5, k) 2^k
+    assert len(_alignments(4, 6)) == sum(comb(3, k) * comb(5, k) * 2 ** k for k in range(4))
+    for radius in (100.0, 2.5, 1.5):  # every alignment, then a band about the diagonal
+        assert np.isclose(module._log_gak(x, y, inv2s2, radius), brute(radius), rtol=1e-12)
+        assert np.isclose(module._log_gak_in_logs(x, y, inv2s2, radius), brute(radius),
+                          rtol=1e-12)
+        assert np.isclose(module._log_gak(y, x, inv2s2, radius), brute(radius), rtol=1e-12)
+    # long, distant series neither underflow nor overflow (rows rescaled, else logarithms)
+    a, b = rng.normal(size=(400, 1)), 5 + rng.normal(size=(300, 1))
+    far = module._log_gak(a, b, 1.0, 400.0)
+    assert np.isfinite(far) and far < -400
+    assert np.isclose(far, module._log_gak_in_logs(a, b, 1.0, 400.0), rtol=1e-12)
+    # the Gram: symmetric, unit diagonal, positive semi-definite; a test Gram of the
+    # training series themselves is the training Gram (the scale from the training series)
+    xs = [rng.normal(size=(t, 1)).cumsum(axis=0) for t in (20, 25, 30, 20, 22, 28)]
+    K = module.gak_gram(xs, band=0.2)
+    assert np.allclose(K, K.T, rtol=1e-12) and np.allclose(np.diag(K), 1.0, rtol=1e-12)
+    assert np.linalg.eigvalsh(K).min() > -1e-10 and (K > 0).all() and (K <= 1 + 1e-12).all()
+    assert np.allclose(module.gak_gram(xs, xs, band=0.2), K, rtol=1e-10)
+    assert not np.allclose(module.gak_gram(xs, band=0.2, scale=0.5), K)
+    # the setting, in the default's search
+    module.install(0.2, (0.5, 1.0), patch=monkeypatch)  # undone after the test
+    X = as_object_array([np.sin(np.linspace(0, 6, t) + (i % 2) * 1.5)
+                         + 0.1 * rng.normal(size=t) for i, t in enumerate([30, 34] * 6)])
+    y = np.arange(12) % 2
+    fitted = module.bench_resamples._Without((), ("gak",))().fit(X, y)
+    results = fitted.search_.cv_results_
+    scored = [s for p, s in zip(results["params"], results["mean_test_score"])
+              if p.get("kind") == "gak"]
+    assert len(scored) == 2 * len(DEFAULT_ALPHA) and np.isfinite(scored).all()
+    assert fitted.predict(X[:3]).shape == (3,)
+

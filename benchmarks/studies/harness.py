@@ -427,6 +427,24 @@ def plot_differences(path, variant, ylabel, title, base="rntk"):
     return out
 
 
+class Assign:
+    """Plain assignments: the changes a study's ``install`` makes for its run.
+
+    A test passes pytest's ``monkeypatch`` in its place, whose changes are undone after
+    the test.
+    """
+
+    @staticmethod
+    def setattr(obj, name, value):
+        """``setattr(obj, name, value)``."""
+        setattr(obj, name, value)
+
+    @staticmethod
+    def setitem(mapping, key, value):
+        """``mapping[key] = value``."""
+        mapping[key] = value
+
+
 class PatchedDefault:
     """``RNTKClassifierCV()`` fitted under a study's patches: a method of ``VARIANTS``.
 

@@ -51,7 +51,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import PatchedDefault, plot_differences, resampled_study  # noqa: E402
+from harness import Assign, PatchedDefault, plot_differences, resampled_study  # noqa: E402
 
 from rntk._estimators import _base  # noqa: E402
 from rntk._model_selection import _grids, _sources  # noqa: E402
@@ -81,22 +81,7 @@ def signed_log(seqs, scale):
     return [np.sign(x) * np.log1p(np.abs(x) / scale) for x in seqs]
 
 
-class _Set:
-    """Plain assignments: the changes :func:`install` makes for a run.
-
-    A test passes pytest's ``monkeypatch`` instead, whose changes are undone after it.
-    """
-
-    @staticmethod
-    def setattr(obj, name, value):
-        setattr(obj, name, value)
-
-    @staticmethod
-    def setitem(mapping, key, value):
-        mapping[key] = value
-
-
-def install(patch=_Set):
+def install(patch=Assign):
     """Make ``intervals=LOG_MARK`` the signed log for this process; register the variants.
 
     ``patch``: how each change is made (``setattr``, ``setitem``).
