@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from contextlib import ExitStack
 from math import comb
 from pathlib import Path
 from unittest.mock import patch
@@ -1018,6 +1019,7 @@ RESAMPLED_STUDIES = {
     "log_levels.py": {"rntk_with_log_band", "rntk_log_level_band"},
     "band_pool.py": {"rntk_band_pool_q90"},
     "elastic_member.py": {"rntk_with_gak"},
+    "octave_reach.py": {"rntk_octave_reach"},
 }
 
 
@@ -1218,3 +1220,29 @@ def test_the_elastic_study_sums_the_local_kernel_over_every_alignment(rng, monke
     assert len(scored) == 2 * len(DEFAULT_ALPHA) and np.isfinite(scored).all()
     assert fitted.predict(X[:3]).shape == (3,)
 
+
+def test_the_octave_reach_study_reads_the_octaves_up_to_an_eighth_of_the_longest(rng):
+    module = _script("octave_reach.py")
+    for longest in range(1, 3000, 7):
+        top = max([16] + [2 ** k for k in range(12) if 8 * 2 ** k <= longest - 1])
+        assert module.octave_reach(longest) == tuple(2 ** k for k in range(top.bit_length()))
+    assert module.octave_reach(256) == module.DEFAULT_DILATIONS  # the default up to 256
+    row = next(p for p in module._table.PREPARATIONS if p.name == "octave_shapes")
+    default_step = row.steps["representation"]
+    X = as_object_array([np.sin(np.linspace(0, 8, t) * (1 + i % 2)) + 0.1 * rng.normal(size=t)
+                         for i, t in enumerate([300, 280] * 5)])
+    y = np.arange(10) % 2
+    fitted = module._Reach()().fit(X, y)
+    assert fitted.dilations_ == (1, 2, 4, 8, 16, 32)  # 8 * 32 <= 299
+    assert row.steps["representation"] is default_step  # restored after the fit
+    with ExitStack() as stack:
+        for context in fitted.patches_at_predict():
+            stack.enter_context(context)
+        got = row.steps["representation"](as_sequences(X[:2]), 4, {})
+    assert got[0].shape == (4, 1 + 2 * 6)  # the values, then 6 differences, 6 curvatures
+    assert fitted.predict(X[:3]).shape == (3,) and row.steps["representation"] is default_step
+    # short series: the default's predictions, by construction
+    short = as_object_array([x[:200] for x in X])
+    same = module._Reach()().fit(short, y)
+    assert same.dilations_ == module.DEFAULT_DILATIONS
+    assert np.array_equal(same.predict(short), RNTKClassifierCV().fit(short, y).predict(short))

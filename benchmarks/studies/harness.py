@@ -450,8 +450,9 @@ class PatchedDefault:
 
     A study subclasses it and returns from :meth:`patches` the context managers
     (``unittest.mock.patch.object``, ...) that its fit on the training series ``X``
-    runs under. An instance is the zero-argument factory ``bench_resamples.VARIANTS``
-    takes: calling it gives an unfitted copy.
+    runs under (and from :meth:`patches_at_predict` those of the prediction, where a
+    patch changes how series are prepared). An instance is the zero-argument factory
+    ``bench_resamples.VARIANTS`` takes: calling it gives an unfitted copy.
     """
 
     def __call__(self):
@@ -470,8 +471,15 @@ class PatchedDefault:
             self.search_ = RNTKClassifierCV().fit(X, y)
         return self
 
+    def patches_at_predict(self):
+        """Return the context managers the prediction runs under (none here)."""
+        return []
+
     def predict(self, X):
-        return self.search_.predict(X)
+        with ExitStack() as stack:
+            for context in self.patches_at_predict():
+                stack.enter_context(context)
+            return self.search_.predict(X)
 
 
 def resampled_study(argv, install, option, names, plot=None):
