@@ -1020,6 +1020,7 @@ RESAMPLED_STUDIES = {
     "band_pool.py": {"rntk_band_pool_q90"},
     "elastic_member.py": {"rntk_with_gak"},
     "octave_reach.py": {"rntk_octave_reach"},
+    "multichannel_band.py": {"rntk_band_on_channels"},
 }
 
 
@@ -1246,3 +1247,19 @@ def test_the_octave_reach_study_reads_the_octaves_up_to_an_eighth_of_the_longest
     same = module._Reach()().fit(short, y)
     assert same.dilations_ == module.DEFAULT_DILATIONS
     assert np.array_equal(same.predict(short), RNTKClassifierCV().fit(short, y).predict(short))
+
+
+def test_the_multichannel_band_study_keeps_the_band_on_several_channels(rng):
+    module = _script("multichannel_band.py")
+    X = rng.normal(size=(12, 20, 2)).cumsum(axis=1)  # two channels
+    y = np.arange(12) % 2
+
+    def bands(search):  # the band on unit-RMS series: the setting left out
+        return [p for p in search.cv_results_["params"]
+                if p.get("normalize") == "rms" and "readout_band" in p
+                and not any(k in p for k in ("spectrum", "shapes", "octave_shapes"))]
+
+    assert not bands(RNTKClassifierCV().fit(X, y))
+    fitted = module._BandOnChannels()().fit(X, y)
+    assert len(bands(fitted.search_)) == len(DEFAULT_ALPHA)
+    assert module._grids.MULTICHANNEL_LEFT_OUT == ("band",)  # restored after the fit
