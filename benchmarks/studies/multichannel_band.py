@@ -12,6 +12,9 @@ Usage::
 
     python benchmarks/studies/multichannel_band.py --data-home ../shared/data/uea
         [bench_resamples.py's options]
+
+``resamples_band_on_channels.csv`` beside this script (a ``panel`` column added) is the
+run ``--resamples 5 --nested 5`` on the 7 UEA development sets.
 """
 
 import sys
