@@ -33,6 +33,7 @@ Usage::
 
     python benchmarks/studies/elastic_member.py [--band F] [--scales C,...]
         [bench_resamples.py's options]
+    python benchmarks/studies/elastic_member.py --plot benchmarks/studies/resamples_with_gak.csv
 
 ``resamples_with_gak.csv`` beside this script (a ``panel`` column added) is the run
 ``--resamples 5 --nested 5 --datasets OliveOil,EOGHorizontalSignal,ArrowHead,Lightning7,
@@ -52,7 +53,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import Assign, resampled_study  # noqa: E402
+from harness import Assign, plot_differences, resampled_study  # noqa: E402
 
 from rntk._estimators import _base  # noqa: E402
 from rntk._model_selection import _grids  # noqa: E402
@@ -220,13 +221,21 @@ def install(band=0.1, scales=(0.5, 1.0, 2.0), patch=Assign):
         "sigma_h": [float(c) for c in scales]})
 
 
+def plot(path):
+    """Draw the per-set differences of the default with the member from it (``.png``)."""
+    return plot_differences(path, "rntk_with_gak", "default + alignment kernel - default "
+                            "(points)", "The global alignment kernel as an eighth setting, "
+                            "on the 10 sets where the distance family leads")
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     p.add_argument("--band", type=float, default=0.1)
     p.add_argument("--scales", default="0.5,1,2", help="comma list of c (default 0.5,1,2)")
     args, rest = p.parse_known_args(argv)
     scales = [float(c) for c in args.scales.split(",")]
-    return resampled_study(rest, lambda: install(args.band, scales), "--with", ("gak",))
+    return resampled_study(rest, lambda: install(args.band, scales), "--with", ("gak",),
+                           plot)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ Usage::
 
     python benchmarks/studies/multichannel_band.py --data-home ../shared/data/uea
         [bench_resamples.py's options]
+    python benchmarks/studies/multichannel_band.py --plot
+        benchmarks/studies/resamples_band_on_channels.csv
 
 ``resamples_band_on_channels.csv`` beside this script (a ``panel`` column added) is the
 run ``--resamples 5 --nested 5`` on the 7 UEA development sets.
@@ -25,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import Assign, PatchedDefault, resampled_study  # noqa: E402
+from harness import Assign, PatchedDefault, plot_differences, resampled_study  # noqa: E402
 
 from rntk._model_selection import _grids  # noqa: E402
 
@@ -42,8 +44,15 @@ def install(patch=Assign):
     patch.setitem(bench_resamples.VARIANTS, "rntk_band_on_channels", _BandOnChannels())
 
 
+def plot(path):
+    """Draw the per-set differences of the variant from the default (``.png``)."""
+    return plot_differences(path, "rntk_band_on_channels", "band on channels - default "
+                            "(points)", "The banded setting kept on series of several "
+                            "channels, per UEA set")
+
+
 def main(argv=None):
-    return resampled_study(argv, install, "--variant", ("rntk_band_on_channels",))
+    return resampled_study(argv, install, "--variant", ("rntk_band_on_channels",), plot)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ variant only (:meth:`harness.PatchedDefault.patches_at_predict`).
 Usage::
 
     python benchmarks/studies/octave_reach.py [bench_resamples.py's options]
+    python benchmarks/studies/octave_reach.py --plot
+        benchmarks/studies/resamples_with_octave_reach.csv
 
 ``resamples_with_octave_reach.csv`` beside this script (a ``panel`` column added) holds
 the runs ``--resamples 5 --nested 5`` on the 27 UCR sets whose training series are
@@ -37,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 import bench_resamples  # noqa: E402
-from harness import Assign, PatchedDefault, resampled_study  # noqa: E402
+from harness import Assign, PatchedDefault, plot_differences, resampled_study  # noqa: E402
 
 from rntk._representations import _algorithms, _table  # noqa: E402
 from rntk._utils._sequences import as_sequences  # noqa: E402
@@ -82,8 +84,19 @@ def install(patch=Assign):
     patch.setitem(bench_resamples.VARIANTS, "rntk_octave_reach", _Reach())
 
 
+def plot(path):
+    """Draw the per-set differences of the variant from the default (``.png``).
+
+    The rows hold only the sets where the variant is not the default (27 UCR sets, 2 UEA
+    sets): the means in the titles are over those.
+    """
+    return plot_differences(path, "rntk_octave_reach", "octaves to (T - 1) / 8 - default "
+                            "(points)", "The octave setting up to an eighth of the longest "
+                            "series, per set with series over 256 steps")
+
+
 def main(argv=None):
-    return resampled_study(argv, install, "--variant", ("rntk_octave_reach",))
+    return resampled_study(argv, install, "--variant", ("rntk_octave_reach",), plot)
 
 
 if __name__ == "__main__":
