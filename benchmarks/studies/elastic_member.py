@@ -57,6 +57,29 @@ from harness import Assign, plot_differences, resampled_study  # noqa: E402
 
 from rntk._estimators import _base  # noqa: E402
 from rntk._model_selection import _grids  # noqa: E402
+from rntk._utils._sequences import pack_end_aligned  # noqa: E402
+
+
+@numba.njit(cache=True, nogil=True)
+def _band(i, tx, ty, reach):
+    """Return the first and last ``j`` of row ``i`` in the band ``|i T_y - j T_x| <= reach``."""
+    lo = max(1, int(np.floor((i * ty - reach) / tx)))
+    hi = min(ty, int(np.ceil((i * ty + reach) / tx)))
+    while lo <= hi and abs(i * ty - lo * tx) > reach:  # the band is an interval of j
+        lo += 1
+    while hi >= lo and abs(i * ty - hi * tx) > reach:
+        hi -= 1
+    return lo, hi
+
+
+@numba.njit(cache=True, nogil=True)
+def _cost(x, y, i, j, inv2s2):
+    """Return ``|x_i - y_j|^2 / (2 s^2)`` (steps from 1)."""
+    d2 = 0.0
+    for c in range(x.shape[1]):
+        d = x[i - 1, c] - y[j - 1, c]
+        d2 += d * d
+    return d2 * inv2s2
 
 
 @numba.njit(cache=True, nogil=True)
@@ -73,25 +96,18 @@ def _log_gak(x, y, inv2s2, radius):
     needs underflows all the same (alignments far costlier than the row's best), in
     logarithms (:func:`_log_gak_in_logs`).
     """
-    tx, ty, m = x.shape[0], y.shape[0], x.shape[1]
+    tx, ty = x.shape[0], y.shape[0]
     reach = radius * max(tx, ty)
     prev = np.zeros(ty + 1)
     cur = np.zeros(ty + 1)
     prev[0] = 1.0
     log_scale = 0.0
     for i in range(1, tx + 1):
-        lo = max(1, int(np.floor((i * ty - reach) / tx)))
-        hi = min(ty, int(np.ceil((i * ty + reach) / tx)))
+        lo, hi = _band(i, tx, ty, reach)
         cur[:] = 0.0
         top = 0.0
         for j in range(lo, hi + 1):
-            if abs(i * ty - j * tx) > reach:
-                continue
-            d2 = 0.0
-            for c in range(m):
-                d = x[i - 1, c] - y[j - 1, c]
-                d2 += d * d
-            e = np.exp(-d2 * inv2s2)
+            e = np.exp(-_cost(x, y, i, j, inv2s2))
             v = e / (2.0 - e) * (prev[j - 1] + prev[j] + cur[j - 1])
             cur[j] = v
             if v > top:
@@ -111,23 +127,16 @@ def _log_gak(x, y, inv2s2, radius):
 @numba.njit(cache=True, nogil=True)
 def _log_gak_in_logs(x, y, inv2s2, radius):
     """:func:`_log_gak` with every cell held as a logarithm (slower, never underflows)."""
-    tx, ty, m = x.shape[0], y.shape[0], x.shape[1]
+    tx, ty = x.shape[0], y.shape[0]
     reach = radius * max(tx, ty)
     prev = np.full(ty + 1, -np.inf)
     cur = np.full(ty + 1, -np.inf)
     prev[0] = 0.0
     for i in range(1, tx + 1):
-        lo = max(1, int(np.floor((i * ty - reach) / tx)))
-        hi = min(ty, int(np.ceil((i * ty + reach) / tx)))
+        lo, hi = _band(i, tx, ty, reach)
         cur[:] = -np.inf
         for j in range(lo, hi + 1):
-            if abs(i * ty - j * tx) > reach:
-                continue
-            d2 = 0.0
-            for c in range(m):
-                d = x[i - 1, c] - y[j - 1, c]
-                d2 += d * d
-            g = d2 * inv2s2
+            g = _cost(x, y, i, j, inv2s2)
             a, b, e = prev[j - 1], prev[j], cur[j - 1]
             top = max(a, max(b, e))
             if top == -np.inf:
@@ -140,25 +149,21 @@ def _log_gak_in_logs(x, y, inv2s2, radius):
 
 
 @numba.njit(cache=True, parallel=True)
-def _log_gak_gram(xd, xl, yd, yl, inv2s2, band, symmetric):
-    """Return the ``(n, n')`` logarithms of ``k_GA`` of padded series (``xl``, ``yl``: lengths)."""
-    n, n2 = xd.shape[0], yd.shape[0]
+def _log_gak_gram(xd, xs, yd, ys, inv2s2, band, symmetric):
+    """Return the ``(n, n')`` logarithms of ``k_GA`` of end-aligned stacks.
+
+    ``xd``, ``yd``: ``(T_max, n, m)`` stacks of :func:`pack_end_aligned`, series ``i`` at
+    steps ``xs[i]:``.
+    """
+    n, n2, tx, ty = xd.shape[1], yd.shape[1], xd.shape[0], yd.shape[0]
     out = np.empty((n, n2))
     for i in numba.prange(n):
         for j in range(i if symmetric else 0, n2):
-            radius = max(band * min(xl[i], yl[j]), 1.0)
-            out[i, j] = _log_gak(xd[i, :xl[i]], yd[j, :yl[j]], inv2s2, radius)
+            radius = max(band * min(tx - xs[i], ty - ys[j]), 1.0)
+            out[i, j] = _log_gak(xd[xs[i]:, i], yd[ys[j]:, j], inv2s2, radius)
             if symmetric:
                 out[j, i] = out[i, j]
     return out
-
-
-def _padded(seqs):
-    lengths = np.array([len(s) for s in seqs], dtype=np.int64)
-    out = np.zeros((len(seqs), lengths.max(), seqs[0].shape[1]))
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = s
-    return out, lengths
 
 
 def gak_scale(seqs, points=2000, seed=0):
@@ -188,15 +193,14 @@ def gak_gram(xs, ys=None, scale=1.0, band=0.1):
     train = xs if ys is None else [np.ascontiguousarray(y, dtype=np.float64) for y in ys]
     s = scale * gak_scale(train)
     inv2s2 = 1.0 / (2.0 * s * s)
-    xd, xl = _padded(xs)
+    xd, xstart = pack_end_aligned(xs)
     if ys is None:
-        log_k = _log_gak_gram(xd, xl, xd, xl, inv2s2, band, True)
+        log_k = _log_gak_gram(xd, xstart, xd, xstart, inv2s2, band, True)
         dx = dy = np.diag(log_k).copy()
     else:
-        yd, yl = _padded(train)
-        log_k = _log_gak_gram(xd, xl, yd, yl, inv2s2, band, False)
-        dx, dy = (np.array([_log_gak(d[i, :n[i]], d[i, :n[i]], inv2s2, max(band * n[i], 1.0))
-                            for i in range(len(d))]) for d, n in ((xd, xl), (yd, yl)))
+        log_k = _log_gak_gram(xd, xstart, *pack_end_aligned(train), inv2s2, band, False)
+        dx, dy = (np.array([_log_gak(x, x, inv2s2, max(band * len(x), 1.0)) for x in seqs])
+                  for seqs in (xs, train))
     return np.exp(log_k - 0.5 * dx[:, None] - 0.5 * dy[None, :])
 
 
