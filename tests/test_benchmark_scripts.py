@@ -1021,6 +1021,7 @@ RESAMPLED_STUDIES = {
     "elastic_member.py": {"rntk_with_gak"},
     "octave_reach.py": {"rntk_octave_reach"},
     "multichannel_band.py": {"rntk_band_on_channels"},
+    "few_series.py": {"rntk_shift_invariant", "rntk_one_ridge"},
 }
 
 
@@ -1263,3 +1264,81 @@ def test_the_multichannel_band_study_keeps_the_band_on_several_channels(rng):
     fitted = module._BandOnChannels()().fit(X, y)
     assert len(bands(fitted.search_)) == len(DEFAULT_ALPHA)
     assert module._grids.MULTICHANNEL_LEFT_OUT == ("band",)  # restored after the fit
+
+
+def test_the_shift_invariant_study_averages_the_kernel_over_pairs_of_crops(rng):
+    """``K_S(x, y) = (1 / 9) sum_{s, s'} K(c_s x, c_s' y)``: the kernel of the network that
+    averages its outputs over three crops of its input, against a loop over the pairs."""
+    module = _script("few_series.py")
+    x = np.arange(20.0)
+    assert [c.tolist() for c in module.crops([x[:10]])] == [
+        list(range(0, 8)), list(range(1, 9)), list(range(2, 10))]  # c = 1 step
+    assert [len(c) for c in module.crops([x[:9]])] == [9, 9, 9]  # c = 0: the series
+    setting = {"readout": "mean", "readout_band": 2, "sigma_w": 1.2, "sigma_u": 0.5,
+               "sigma_b": 0.1}
+    X = [rng.normal(size=(t, 2)) for t in (23, 17, 30)]
+    Y = [rng.normal(size=(t, 2)) for t in (12, 25)]
+
+    def gram(a, b):
+        return rntk_kernel(a, b, **setting)
+
+    def by_pairs(A, B):
+        return np.array([[np.mean([rntk_kernel([ca], [cb], **setting)[0, 0]
+                                   for ca in module.crops([a]) for cb in module.crops([b])])
+                          for b in B] for a in A])
+
+    K = module.invariant_gram(gram, X)
+    assert np.allclose(K, by_pairs(X, X), rtol=1e-12, atol=0)
+    assert np.allclose(module.invariant_gram(gram, Y, X), by_pairs(Y, X), rtol=1e-12, atol=0)
+    assert np.allclose(K, K.T, rtol=1e-12, atol=0) and np.linalg.eigvalsh(K).min() > -1e-12
+    assert np.allclose(module.invariant_gram(gram, X, n_crops=1), gram(X, None), rtol=1e-12)
+    assert not np.allclose(K, gram(X, None), rtol=1e-3)
+
+
+def test_the_shift_invariant_study_changes_the_settings_in_time_order_on_small_sets(rng):
+    module = _script("few_series.py")
+    X = as_object_array([np.sin(np.linspace(0, 6, 40) + 0.4 * i) + 0.2 * rng.normal(size=40)
+                         for i in range(12)])
+    y = np.arange(12) % 2
+    seen = []
+    plain = module.invariant_gram
+
+    def spy(gram, xs, ys=None, **kw):
+        seen.append((len(xs), None if ys is None else len(ys)))
+        return plain(gram, xs, ys, **kw)
+
+    with patch.object(module, "invariant_gram", spy):
+        fitted = module._ShiftInvariant()().fit(X, y)
+        n_fit = len(seen)
+        fitted.predict(X[:5])
+    # the band and the pool, on unit-RMS series and as given (not unit-RMS here); not the
+    # quantile settings or the spectrum
+    assert n_fit == 4 and all(s == (12, None) for s in seen[:n_fit])
+    members = {id(m): m for m in fitted.search_.best_estimator_.estimators_}.values()
+    assert seen[n_fit:] == [(5, 12)] * sum(map(module.in_time, members))  # each run once
+    assert module.RNTKKernelMixin._gram is not spy  # restored after fit and predict
+    search = RNTKClassifierCV().fit(X, y)
+    assert not np.allclose(fitted.search_.cv_results_["mean_test_score"],
+                           search.cv_results_["mean_test_score"])
+    # more than SMALL series: the default's predictions, by construction
+    big = module._ShiftInvariant()
+    with patch.object(module, "SMALL", 11):
+        big = big().fit(X, y)
+    assert not big.small_
+    assert np.array_equal(big.predict(X), search.predict(X))
+
+
+def test_the_one_ridge_study_searches_the_settings_at_one_ridge_on_small_sets(rng):
+    module = _script("few_series.py")
+    X = as_object_array([np.sin(np.linspace(0, 6, 30) + 0.4 * i) + 0.2 * rng.normal(size=30)
+                         for i in range(10)])
+    y = np.arange(10) % 2
+    fitted = module._OneRidge()().fit(X, y)
+    assert fitted.small_
+    assert {p["alpha"] for p in fitted.search_.cv_results_["params"]} == {module.RIDGE}
+    assert module._grids.DEFAULT_ALPHA == DEFAULT_ALPHA  # restored after the fit
+    assert fitted.predict(X[:3]).shape == (3,)
+    with patch.object(module, "SMALL", 9):
+        big = module._OneRidge()().fit(X, y)
+    assert not big.small_
+    assert {p["alpha"] for p in big.search_.cv_results_["params"]} == set(DEFAULT_ALPHA)

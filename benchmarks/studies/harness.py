@@ -391,12 +391,13 @@ def differences(rows, variant, base="rntk"):
     return dict(out)
 
 
-def plot_differences(path, variant, ylabel, title, base="rntk"):
+def plot_differences(path, variant, ylabel, title, base="rntk", out=None):
     """Draw, from the rows of a study's ``results.csv`` at ``path``, each set's difference.
 
     One panel per (panel, protocol) of the rows: the per-set difference of
     :func:`differences` (``variant`` from ``base``), sorted, its mean and standard error
-    in the title; written beside ``path`` with ``.png``, whose path is returned.
+    in the title; written to ``out`` (default: beside ``path`` with ``.png``), whose path
+    is returned.
     """
     import matplotlib
 
@@ -422,7 +423,7 @@ def plot_differences(path, variant, ylabel, title, base="rntk"):
     axes[0][0].set_ylabel(ylabel)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    out = Path(path).with_suffix(".png")
+    out = Path(path).with_suffix(".png") if out is None else Path(out)
     fig.savefig(out, dpi=110)
     return out
 
