@@ -1022,6 +1022,7 @@ RESAMPLED_STUDIES = {
     "octave_reach.py": {"rntk_octave_reach"},
     "multichannel_band.py": {"rntk_band_on_channels"},
     "few_series.py": {"rntk_shift_invariant", "rntk_one_ridge"},
+    "cheaper_default.py": {"rntk_screen_150", "rntk_band_4", "rntk_band_4_screen_150"},
 }
 
 
@@ -1307,8 +1308,10 @@ def test_the_shift_invariant_study_changes_the_settings_in_time_order_on_small_s
         seen.append((len(xs), None if ys is None else len(ys)))
         return plain(gram, xs, ys, **kw)
 
+    plain_gram = module.RNTKKernelMixin._gram
     with patch.object(module, "invariant_gram", spy):
         fitted = module._ShiftInvariant()().fit(X, y)
+        assert module.RNTKKernelMixin._gram is plain_gram  # restored after the fit
         n_fit = len(seen)
         fitted.predict(X[:5])
     # the band and the pool, on unit-RMS series and as given (not unit-RMS here); not the
@@ -1316,16 +1319,38 @@ def test_the_shift_invariant_study_changes_the_settings_in_time_order_on_small_s
     assert n_fit == 4 and all(s == (12, None) for s in seen[:n_fit])
     members = {id(m): m for m in fitted.search_.best_estimator_.estimators_}.values()
     assert seen[n_fit:] == [(5, 12)] * sum(map(module.in_time, members))  # each run once
-    assert module.RNTKKernelMixin._gram is not spy  # restored after fit and predict
+    assert module.RNTKKernelMixin._gram is plain_gram  # and after the prediction
     search = RNTKClassifierCV().fit(X, y)
     assert not np.allclose(fitted.search_.cv_results_["mean_test_score"],
                            search.cv_results_["mean_test_score"])
     # more than SMALL series: the default's predictions, by construction
-    big = module._ShiftInvariant()
     with patch.object(module, "SMALL", 11):
-        big = big().fit(X, y)
+        big = module._ShiftInvariant()().fit(X, y)
     assert not big.small_
     assert np.array_equal(big.predict(X), search.predict(X))
+
+
+def test_the_cheaper_default_study_screens_above_twice_its_subsample(rng, monkeypatch):
+    module = _script("cheaper_default.py")
+    module.install(monkeypatch)  # undone after the test
+    variant = module.bench_resamples.VARIANTS["rntk_screen_150"]
+    X = rng.normal(size=(302, 12)).cumsum(axis=1)
+    y = np.arange(302) % 3
+    n_alpha = len(DEFAULT_ALPHA)
+    for n, unscored in ((300, 0), (302, 4 * n_alpha)):  # 4 of the 7 settings
+        scores = variant().fit(X[:n], y[:n]).search_.cv_results_["mean_test_score"]
+        assert len(scores) == 7 * n_alpha and np.isnan(scores).sum() == unscored
+
+
+def test_the_cheaper_default_study_halves_the_band_of_the_banded_settings(rng):
+    module = _script("cheaper_default.py")
+    X = rng.normal(size=(12, 30)).cumsum(axis=1)
+    y = np.arange(12) % 2
+    half = module.VARIANTS["rntk_band_4"]().fit(X, y).search_.cv_results_["params"]
+    default = RNTKClassifierCV().fit(X, y).cv_results_["params"]
+    assert [{**p, "readout_band": 8} if "readout_band" in p else p for p in half] == default
+    assert sum(p.get("readout_band") == 4 for p in half) == 5 * len(DEFAULT_ALPHA)
+    assert module._grids.DEFAULT_SETTINGS["band"]["readout_band"] == [8]  # restored
 
 
 def test_the_one_ridge_study_searches_the_settings_at_one_ridge_on_small_sets(rng):

@@ -465,11 +465,15 @@ class PatchedDefault:
         """Return the context managers the fit on ``X`` runs under (none here)."""
         return []
 
+    def search(self):
+        """Return the unfitted search the patches apply to: ``RNTKClassifierCV()``."""
+        return RNTKClassifierCV()
+
     def fit(self, X, y):
         with ExitStack() as stack:
             for context in self.patches(X):
                 stack.enter_context(context)
-            self.search_ = RNTKClassifierCV().fit(X, y)
+            self.search_ = self.search().fit(X, y)
         return self
 
     def patches_at_predict(self):
