@@ -38,8 +38,14 @@ from unittest.mock import patch
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-import bench_resamples  # noqa: E402
-from harness import Assign, PatchedDefault, plot_differences, resampled_study  # noqa: E402
+import bench_resamples  # noqa: E402, F401 (the registry the variants join)
+from harness import (  # noqa: E402
+    Assign,
+    PatchedDefault,
+    install_variants,
+    plot_variants,
+    resampled_study,
+)
 
 from rntk._model_selection import _grids  # noqa: E402
 
@@ -75,15 +81,12 @@ VARIANTS = {f"rntk_screen_{SCREEN}": _Cheaper(screen=SCREEN),
 
 def install(patch=Assign):
     """Register the variants of :data:`VARIANTS`; ``patch``: how the change is made."""
-    for name, variant in VARIANTS.items():
-        patch.setitem(bench_resamples.VARIANTS, name, variant)
+    install_variants(VARIANTS, patch)
 
 
 def plot(path):
     """Draw the per-set differences of each variant from the default (``.png`` each)."""
-    return [plot_differences(path, name, "variant - default (points)", name,
-                             out=Path(path).with_name(f"{Path(path).stem}_{name}.png"))
-            for name in VARIANTS]
+    return plot_variants(path, {name: name for name in VARIANTS})
 
 
 def main(argv=None):

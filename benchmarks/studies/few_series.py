@@ -55,8 +55,13 @@ from unittest.mock import patch
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
 
-import bench_resamples  # noqa: E402
-from harness import Assign, PatchedDefault, plot_differences, resampled_study  # noqa: E402
+from harness import (  # noqa: E402
+    Assign,
+    PatchedDefault,
+    install_variants,
+    plot_variants,
+    resampled_study,
+)
 
 from rntk._estimators._base import RNTKKernelMixin  # noqa: E402
 from rntk._model_selection import _grids  # noqa: E402
@@ -144,18 +149,16 @@ VARIANTS = {"rntk_shift_invariant": _ShiftInvariant, "rntk_one_ridge": _OneRidge
 
 def install(patch=Assign):
     """Register the variants of :data:`VARIANTS`; ``patch``: how the change is made."""
-    for name, variant in VARIANTS.items():
-        patch.setitem(bench_resamples.VARIANTS, name, variant())
+    install_variants({name: variant() for name, variant in VARIANTS.items()}, patch)
 
 
 def plot(path):
     """Draw the per-set differences of each variant from the default (``.png`` each)."""
-    labels = {"rntk_shift_invariant": "the settings in time order averaged over 3 crops",
-              "rntk_one_ridge": f"the settings searched at the one ridge {RIDGE:g}"}
-    return [plot_differences(path, name, "variant - default (points)",
-                             f"{labels[name]}, training sets of at most {SMALL} series",
-                             out=Path(path).with_name(f"{Path(path).stem}_{name}.png"))
-            for name in VARIANTS]
+    return plot_variants(path, {
+        "rntk_shift_invariant": "the settings in time order averaged over 3 crops, "
+                                f"training sets of at most {SMALL} series",
+        "rntk_one_ridge": f"the settings searched at the one ridge {RIDGE:g}, training "
+                          f"sets of at most {SMALL} series"})
 
 
 def main(argv=None):

@@ -487,6 +487,24 @@ class PatchedDefault:
             return self.search_.predict(X)
 
 
+def install_variants(variants, patch=Assign):
+    """Register each of ``{name: factory}`` in ``bench_resamples.VARIANTS`` (by ``patch``)."""
+    import bench_resamples
+
+    for name, variant in variants.items():
+        patch.setitem(bench_resamples.VARIANTS, name, variant)
+
+
+def plot_variants(path, titles, ylabel="variant - default (points)"):
+    """Draw :func:`plot_differences` of each variant of ``{name: title}``, a PNG each.
+
+    Written beside ``path`` as ``<stem>_<name>.png``; their paths are returned.
+    """
+    return [plot_differences(path, name, ylabel, title,
+                             out=Path(path).with_name(f"{Path(path).stem}_{name}.png"))
+            for name, title in titles.items()]
+
+
 def resampled_study(argv, install, option, names, plot=None):
     """Run a resampled study: ``bench_resamples.py`` with the methods it registers.
 
