@@ -1,5 +1,19 @@
+import os
+
 import numpy as np
 import pytest
+
+try:
+    from hypothesis import settings
+except ImportError:  # the property tests skip themselves
+    pass
+else:
+    # The property tests draw the same examples on every run (a failure is reproducible,
+    # and a run passes or fails for the code, not for the draw);
+    # HYPOTHESIS_PROFILE=explore draws new ones each run.
+    settings.register_profile("fixed", derandomize=True, database=None)
+    settings.register_profile("explore")
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 
 @pytest.fixture
