@@ -1080,8 +1080,16 @@ def test_the_log_levels_study_reads_a_signed_log_where_series_keep_their_level(m
     z = (counts - counts.mean(axis=1, keepdims=True)) / counts.std(axis=1, keepdims=True)
     fitted = variant().fit(z, y)
     assert fitted.unit_rms_
-    assert fitted.search_.cv_results_["params"] == RNTKClassifierCV().fit(z, y).cv_results_[
-        "params"]
+    default_z = RNTKClassifierCV().fit(z, y).cv_results_["params"]
+    assert fitted.search_.cv_results_["params"] == default_z
+    # both changes closest to the bar: the log level band, and the linear member on every set
+    both = module.bench_resamples.VARIANTS["rntk_log_level_band_with_linear"]
+    for series, without in ((counts, params), (z, default_z)):
+        got = both().fit(series, y).search_.cv_results_["params"]
+        assert got[:len(without)] == without
+        added = got[len(without):]
+        assert [p["alpha"] for p in added] == module._grids.DEFAULT_ALPHA
+        assert all(p["activation"] == "linear" and p["readout_band"] == 0 for p in added)
 
 
 def test_the_band_pool_study_pools_the_banded_settings_for_most_lengths():

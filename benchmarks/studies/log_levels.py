@@ -23,7 +23,10 @@ others the default itself, by construction):
   setting (``log_band``);
 * ``rntk_log_level_band``: that setting in place of the banded level setting (seven
   settings, the same time);
-* ``rntk_log_levels``: both level settings (banded and pooled) on the signed log.
+* ``rntk_log_levels``: both level settings (banded and pooled) on the signed log;
+* ``rntk_log_level_band_with_linear``: ``rntk_log_level_band`` with, on every set, the
+  linear kernel of the series in place as an eighth setting (``linear_member.py``'s
+  member): the two changes closest to the bar, together.
 
 It is a study: the signed log rides on the ``intervals`` parameter of the estimators
 (its representation step replaced for the run, the scale fitted with the other
@@ -119,22 +122,29 @@ def install(patch=Assign):
                            ("rntk_log_levels", {"level_band": log_band,
                                                 "level_pool": log_pool})):
         patch.setitem(bench_resamples.VARIANTS, name, _Levels(settings))
+    # the two changes closest to the bar, together (linear_member.py's eighth setting on
+    # every set, and the log level band where the series keep their level)
+    linear = {"linear": bench_resamples.EXTRA_SETTINGS["linear"]}
+    patch.setitem(bench_resamples.VARIANTS, "rntk_log_level_band_with_linear",
+                  _Levels({"level_band": log_band}, linear))
 
 
 class _Levels(PatchedDefault):
     """The default, its settings updated by ``settings`` where the series keep their level.
 
-    ``unit_rms_``: whether the training series were unit-RMS (the default, unchanged).
+    ``always``: settings added on every set. ``unit_rms_``: whether the training series
+    were unit-RMS (the default, unchanged but for ``always``).
     """
 
-    def __init__(self, settings):
-        self.settings = settings
+    def __init__(self, settings, always=None):
+        self.settings, self.always = settings, always or {}
 
     def patches(self, X):
         self.unit_rms_ = _grids.unit_rms(as_sequences(X))
         grid = dict(_grids.DEFAULT_SETTINGS)
         if not self.unit_rms_:
             grid.update(self.settings)
+        grid.update(self.always)
         return [patch.object(_grids, "DEFAULT_SETTINGS", grid)]
 
 
