@@ -36,7 +36,8 @@ the default and MiniRocket.
 
 ``--plot CSV`` draws, from a ``results.csv`` of such runs (``resamples_with_log_levels.csv``
 beside this script: a ``panel`` column added), the per-set difference of
-``rntk_log_level_band`` from the default under each protocol, into ``CSV`` with ``.png``.
+``rntk_log_level_band`` from the default under each protocol, into ``CSV`` with ``.png``
+(``resamples_with_log_and_linear.csv``: of ``rntk_log_level_band_with_linear``).
 
 Usage::
 
@@ -44,6 +45,7 @@ Usage::
     python benchmarks/studies/log_levels.py --plot benchmarks/studies/resamples_with_log_levels.csv
 """
 
+import csv
 import sys
 from pathlib import Path
 from unittest.mock import patch
@@ -152,8 +154,15 @@ def plot(path):
     """Draw the per-set differences of the signed log in place of the level band (``.png``).
 
     The rows hold only the sets where the variant is not the default (17 UCR sets, the 7
-    UEA sets): the means in the titles are over those.
+    UEA sets): the means in the titles are over those. Rows of
+    ``rntk_log_level_band_with_linear`` (every set): that variant's differences instead.
     """
+    with open(path, newline="") as f:
+        methods = {r["method"] for r in csv.DictReader(f)}
+    if "rntk_log_level_band_with_linear" in methods:
+        return plot_differences(path, "rntk_log_level_band_with_linear",
+                                "log level band + linear member - default (points)",
+                                "The log level band and the linear member together, per set")
     return plot_differences(path, "rntk_log_level_band",
                             "log level band - default (points)",
                             "The banded level setting on a signed log of the values, per "
