@@ -1056,6 +1056,13 @@ def test_the_log_levels_study_reads_a_signed_log_where_series_keep_their_level(m
     module.install(monkeypatch)  # undone after the test
     seqs = [np.array([[1.0, -4.0], [3.0, 0.0]]), np.array([[-2.0, 8.0]])]
     assert np.array_equal(module.log_scale(seqs), [2.0, 4.0])  # median |x| per channel
+    monkeypatch.setattr(module, "SCALE_STATISTIC", "mean")  # --scale mean
+    assert np.allclose(module.log_scale(seqs), [2.0, 4.0])  # mean |x|: 6 / 3, 12 / 3
+    monkeypatch.setattr(module, "SCALE_STATISTIC", "median")
+    assert np.array_equal(module.log_scale([np.array([[1.0], [1.0], [7.0]])]), [1.0])
+    monkeypatch.setattr(module, "SCALE_STATISTIC", "mean")
+    assert np.allclose(module.log_scale([np.array([[1.0], [1.0], [7.0]])]), [3.0])
+    monkeypatch.setattr(module, "SCALE_STATISTIC", "median")
     assert np.allclose(module.signed_log(seqs, np.array([2.0, 4.0]))[0],
                        [[np.log(1.5), -np.log(2.0)], [np.log(2.5), 0.0]], rtol=1e-12)
     rng = np.random.default_rng(0)
