@@ -3,6 +3,7 @@ data set's channel map, the averaged default grid and its large-n path."""
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.kernel_ridge import KernelRidge
 
 from rntk import RNTKRegressor, RNTKRegressorCV, rntk_kernel
@@ -120,6 +121,56 @@ def test_normalize_dataset_ignores_a_common_affine_map_of_each_channel(rng):
     two = RNTKRegressor(model="ridge", alpha=1e-3, normalize="dataset").fit(
         X[:18] * a + b, y[:18])
     np.testing.assert_allclose(two.predict(X[18:] * a + b), one.predict(X[18:]), rtol=1e-7)
+
+
+def _signed_log_by_hand(x, s):
+    return np.array([[np.copysign(np.log(1.0 + abs(v) / s[c]), v) if v else 0.0
+                      for c, v in enumerate(row)] for row in x])
+
+
+def test_normalize_log_is_the_kernel_of_the_signed_log_of_the_series(rng):
+    """Each value x read as sign(x) log(1 + |x| / s), s the median |x| of its channel over
+    the training values; then the RNTK (reference); new series with the training scale."""
+    counts = rng.lognormal(3.0, 1.5, size=(6, 5, 2)) * rng.choice([-1.0, 1.0], (6, 5, 2))
+    y = rng.normal(size=6)
+    reg = RNTKRegressor(model="ridge", normalize="log", sigma_b=0.3).fit(counts, y)
+    s = np.median(np.abs(counts.reshape(-1, 2)), axis=0)
+    np.testing.assert_allclose(reg.log_scale_, s, rtol=1e-15)
+    Z = [_signed_log_by_hand(x, s) for x in counts]
+    np.testing.assert_allclose(reg._gram(reg.X_fit_), rntk_gram(Z, sigma_b=0.3), rtol=1e-9)
+    new = counts[:2] * 100.0
+    Zt = [_signed_log_by_hand(x, s) for x in new]
+    np.testing.assert_allclose(reg._test_gram(new), rntk_gram(Zt, Z, sigma_b=0.3), rtol=1e-9)
+    # a common factor of every series changes only the scale: the same Gram
+    again = RNTKRegressor(model="ridge", normalize="log", sigma_b=0.3).fit(counts * 1e-5, y)
+    np.testing.assert_allclose(again._gram(again.X_fit_), reg._gram(reg.X_fit_), rtol=1e-9)
+    # a refit without the map drops its scale
+    reg.set_params(normalize=False).fit(counts, y)
+    assert not hasattr(reg, "log_scale_")
+
+
+def test_the_log_scale_of_channels_mostly_or_all_zeros():
+    from rntk._utils._sequences import log_scales, signed_log
+
+    xs = [np.array([[0.0, 0.0, 2.0], [0.0, 0.0, -6.0]]), np.array([[3.0, 0.0, 4.0]])]
+    s = log_scales(xs)
+    np.testing.assert_allclose(s, [1.0, 1.0, 4.0])  # median 0: the mean |x| (1); none: 1
+    out = signed_log(xs, s)
+    assert np.all(np.isfinite(np.concatenate(out)))
+    np.testing.assert_allclose(out[0][:, 2], [np.log(1.5), -np.log(2.5)], rtol=1e-15)
+    assert not np.concatenate(out)[:, 1].any()
+
+
+def test_a_search_refits_the_log_map_with_its_scale(rng):
+    counts = rng.lognormal(3.0, 1.5, size=(12, 8))
+    y = np.log(counts).mean(axis=1)
+    search = RNTKRegressorCV({"normalize": ["log"], "alpha": [1e-2, 1e-1]}).fit(counts, y)
+    best = search.best_estimator_
+    np.testing.assert_allclose(best.log_scale_, [np.median(counts)], rtol=1e-15)
+    one = clone(best).fit(counts, y)  # the best candidate fitted alone
+    assert one.get_params()["normalize"] == "log"
+    np.testing.assert_allclose(search.predict(counts[:3] * 2), one.predict(counts[:3] * 2),
+                               rtol=1e-8)
 
 
 def test_channel_statistics_near_the_float_limits_and_constant_channels():

@@ -59,8 +59,8 @@ class PrecomputedSequenceEstimator(SearchableEstimator, BaseEstimator):
         """Return the series as the kernel reads them (:data:`PREPARATIONS`, in order).
 
         What a preparation learns from the training series (``normalize="dataset"``:
-        ``channel_mean_``, ``channel_scale_``) is fitted and stored here unless
-        ``fitted``, when the stored values are applied.
+        ``channel_mean_``, ``channel_scale_``; ``"log"``: ``log_scale_``) is fitted and
+        stored here unless ``fitted``, when the stored values are applied.
         """
         if not fitted:
             self._fit_preparation(xs)

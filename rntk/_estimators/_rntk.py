@@ -100,6 +100,11 @@ class RNTKClassifier(RNTKKernelMixin, ClassifierMixin, PrecomputedSequenceEstima
         Out-of-sample decision values of the training series (one column for two
         classes): the exact leave-one-out values of the ridge, the SVC's on folds of
         its Gram; for stacking, or to calibrate otherwise.
+    channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
+        The per-channel statistics of the training series (``normalize="dataset"``
+        only).
+    log_scale_ : ndarray of shape (n_channels,)
+        The per-channel scale of the signed logarithm (``normalize="log"`` only).
     {fitted_series}
 
     See Also
@@ -298,6 +303,8 @@ class RNTKRegressor(RNTKKernelMixin, MultiOutputMixin, RegressorMixin,
     channel_mean_, channel_scale_ : ndarray of shape (n_channels,)
         The per-channel statistics of the training series (``normalize="dataset"``
         only).
+    log_scale_ : ndarray of shape (n_channels,)
+        The per-channel scale of the signed logarithm (``normalize="log"`` only).
     {fitted_series}
 
     See Also

@@ -25,8 +25,10 @@ from .._utils._sequences import (
     MISSING,
     NORMALIZATIONS,
     channel_statistics,
+    log_scales,
     normalize_series,
     pool_series,
+    signed_log,
     standardize_channels,
 )
 from ._algorithms import (
@@ -70,16 +72,20 @@ class Preparation(NamedTuple):
 
 
 def _dataset_map(seqs, value, state):
+    if value == "log":
+        return signed_log(seqs, state["log_scale_"])
     if value != "dataset":
         return seqs
     return standardize_channels(seqs, state["channel_mean_"], state["channel_scale_"])
 
 
 def _per_series_scale(seqs, value, state):
-    return seqs if value == "dataset" else normalize_series(seqs, value)
+    return seqs if value in ("dataset", "log") else normalize_series(seqs, value)
 
 
 def _fit_dataset_map(seqs, value):
+    if value == "log":
+        return {"log_scale_": log_scales(seqs)}
     if value != "dataset":
         return {}
     mean, scale = channel_statistics(seqs)
@@ -99,7 +105,7 @@ def _representation(name, transform, what):
 PREPARATIONS = (
     Preparation(
         "normalize", True, ["boolean", StrOptions(set(NORMALIZATIONS))],
-        'normalize : bool or {{"norm", "rms", "dataset"}}, default={default}\n'
+        'normalize : bool or {{"norm", "rms", "dataset", "log"}}, default={default}\n'
         "    Scale the series before the kernel. ``True`` or ``\"norm\"``: each to unit\n"
         "    Euclidean norm (over all its steps and channels), as the RNTK paper does;\n"
         "    ``\"rms\"``: each to unit root-mean-square per step (the unit-norm series\n"
@@ -108,9 +114,15 @@ PREPARATIONS = (
         "    over the training series (one affine map for all series, stored as\n"
         "    ``channel_mean_`` and ``channel_scale_``, applied before ``spectrum`` or\n"
         "    ``quantiles``: the level and scale of each series relative to the others are\n"
-        "    kept, and channels of different units weigh alike); ``False``: as given.",
+        "    kept, and channels of different units weigh alike); ``\"log\"``: each value\n"
+        "    ``x`` replaced by ``sign(x) log(1 + |x| / s)``, ``s`` the median of ``|x|``\n"
+        "    over the training values of its channel (the mean where the median is 0;\n"
+        "    stored as ``log_scale_``): one map for all series, near ``x / s`` below\n"
+        "    ``s`` and logarithmic above, for counts and powers spread over decades (a\n"
+        "    few large values no longer dominate every inner product); ``False``: as\n"
+        "    given.",
         {"input": _dataset_map, "scale": _per_series_scale}, fit=_fit_dataset_map,
-        fitted=("channel_mean_", "channel_scale_")),
+        fitted=("channel_mean_", "channel_scale_", "log_scale_")),
     _representation(
         "spectrum", spectrum_series,
         "replace each series by its amplitude spectrum\n"

@@ -25,7 +25,8 @@ __all__ = ["LOAD_MISSING", "MISSING", "as_sequences", "check_missing", "channel_
            "check_same_channels",
            "interpolate_steps", "standardize_channels",
            "flatten_padded", "pack_end_aligned",
-           "unit_norm", "normalize_series", "NORMALIZATIONS", "pool_series", "TimeMajorArray"]
+           "unit_norm", "normalize_series", "NORMALIZATIONS", "log_scales", "signed_log",
+           "pool_series", "TimeMajorArray"]
 
 
 class TimeMajorArray(np.ndarray):
@@ -355,8 +356,9 @@ def unit_norm(seqs):
 
 
 #: The scalings of the estimators' ``normalize``: per series (``"norm"``, ``"rms"``), or
-#: one affine map per channel for the whole data set (``"dataset"``).
-NORMALIZATIONS = ("norm", "rms", "dataset")
+#: one map per channel for the whole data set (``"dataset"``: affine; ``"log"``: a signed
+#: logarithm).
+NORMALIZATIONS = ("norm", "rms", "dataset", "log")
 
 
 def channel_statistics(seqs):
@@ -386,6 +388,46 @@ def channel_statistics(seqs):
     return mean * peak, np.where(constant | (std == 0), 1.0, std * peak)
 
 
+def log_scales(seqs):
+    """Per channel, the median of ``|x|`` over every step of every series.
+
+    Parameters
+    ----------
+    seqs : list of ndarray of shape (T_i, m)
+        The (training) sequences.
+
+    Returns
+    -------
+    scale : ndarray of shape (m,)
+        The scale ``s`` of :func:`signed_log` for each channel: the median of its
+        absolute values; the mean where the median is 0 (a channel mostly of zeros),
+        1 for a channel of zeros.
+    """
+    values = np.abs(np.concatenate(seqs))
+    median = np.median(values, axis=0)
+    mean = values.mean(axis=0)
+    return np.where(median > 0, median, np.where(mean > 0, mean, 1.0))
+
+
+@fill_doc(seqs=_SEQS)
+def signed_log(seqs, scale):
+    """Replace every value ``x`` by ``sign(x) log(1 + |x| / s)``, ``s`` its channel's scale.
+
+    {seqs}
+    scale : ndarray of shape (m,)
+        Per channel, from :func:`log_scales` of the training sequences.
+
+    Returns
+    -------
+    mapped : list of ndarray of shape (T_i, m)
+        The series on a signed logarithmic scale: near ``x / s`` for ``|x|`` below
+        ``s``, logarithmic above (counts and powers spread over decades no longer let
+        a few large values dominate every inner product); the same map for every
+        series, so that their levels relative to one another are kept in order.
+    """
+    return [np.sign(x) * np.log1p(np.abs(x) / scale) for x in seqs]
+
+
 @fill_doc(seqs=_SEQS)
 def standardize_channels(seqs, mean, scale):
     """Subtract ``mean`` from and divide by ``scale`` each channel of every series.
@@ -408,19 +450,20 @@ def normalize_series(seqs, how):
     """Scale each series as an estimator's ``normalize`` asks.
 
     {seqs}
-    how : bool or {"norm", "rms", "dataset"}
+    how : bool or {"norm", "rms", "dataset", "log"}
         ``True`` or ``"norm"``: unit Euclidean norm over all steps and channels;
         ``"rms"``: unit root-mean-square per step (the unit-norm series times
-        ``sqrt(T_i)``), so that each step is O(1) whatever the length; ``False`` and
-        ``"dataset"`` (a map fitted on the training set, applied by the estimators
-        with :func:`standardize_channels`): unchanged.
+        ``sqrt(T_i)``), so that each step is O(1) whatever the length; ``False``,
+        ``"dataset"`` and ``"log"`` (maps fitted on the training set, applied by the
+        estimators with :func:`standardize_channels` and :func:`signed_log`):
+        unchanged.
 
     Returns
     -------
     scaled : list of ndarray of shape (T_i, m)
         The scaled series (``seqs`` itself for ``False``).
     """
-    if how is False or how is None or how == "dataset":
+    if how is False or how is None or how in ("dataset", "log"):
         return seqs
     out = unit_norm(seqs)
     if how == "rms":
