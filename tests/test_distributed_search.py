@@ -169,6 +169,17 @@ def test_an_overflowing_setting_scores_nan_as_in_memory(client):
     _assert_same_search(fitted, local, X[:20] / np.abs(X[:20]).max(axis=1, keepdims=True))
 
 
+@pytest.mark.parametrize("how, learnt", [("dataset", "channel_mean_"), ("log", "log_scale_")])
+def test_a_map_learnt_from_the_training_series_is_refused_on_a_cluster(client, data, how,
+                                                                        learnt):
+    X, y = data[:2]
+    search = RNTKClassifierCV({"readout": ["mean"], "normalize": [how], "alpha": [0.1]},
+                              large_n=LARGE_N, n_components=M)
+    with pytest.raises(ValueError, match=f"learns .*{learnt}.*normalize='dataset' or 'log'"
+                       r".*per-series normalize"):
+        search.fit(SeriesBlocks.from_array(X, block_size=64), y)
+
+
 def test_bad_blocks_are_named(client, data):
     X, y, _, _, _ = data
     two_channels = np.repeat(X[100:, :, None], 2, axis=2)

@@ -321,8 +321,9 @@ class ClusterFeaturePath(FeaturePath):
             if learnt:  # from the whole training set: not computed on blocks yet
                 raise ValueError(
                     f"{candidates[idxs[0]]} learns {sorted(learnt)} from the training "
-                    "series (normalize='dataset'), which the search on a cluster does not "
-                    "compute; use a per-series normalize, or fit on series in memory")
+                    "series (normalize='dataset' or 'log'), which the search on a cluster "
+                    "does not compute; use a per-series normalize, or fit on series in "
+                    "memory")
             nys = RNTKNystroem(n_components=self.m, random_state=LANDMARK_SEED, normalize=False,
                                n_jobs=None, **est._kernel_params())
             try:
