@@ -66,7 +66,7 @@ from harness import Assign, PatchedDefault, plot_differences, resampled_study  #
 from rntk._estimators import _base  # noqa: E402
 from rntk._model_selection import _grids, _sources  # noqa: E402
 from rntk._representations import _table  # noqa: E402
-from rntk._utils._sequences import as_sequences  # noqa: E402
+from rntk._utils._sequences import as_sequences, log_scales, signed_log  # noqa: E402
 
 #: The value of ``intervals`` that marks the signed log (any size the table accepts).
 LOG_MARK = 2
@@ -81,18 +81,14 @@ SCALE_STATISTIC = "median"
 def log_scale(seqs):
     """Per channel, the median of ``|x|`` over every value of the training series.
 
-    A channel whose median is 0 (mostly zeros) takes the mean of ``|x|``; an all-zero
-    channel, 1. ``SCALE_STATISTIC = "mean"``: the mean of ``|x|`` throughout.
+    ``normalize="log"``'s scale (:func:`rntk._utils._sequences.log_scales`: the mean of
+    ``|x|`` where the median is 0, 1 for an all-zero channel); ``SCALE_STATISTIC =
+    "mean"``: the mean of ``|x|`` throughout.
     """
-    values = np.abs(np.concatenate(seqs))
-    mean = values.mean(axis=0)
-    s = mean if SCALE_STATISTIC == "mean" else np.median(values, axis=0)
-    return np.where(s > 0, s, np.where(mean > 0, mean, 1.0))
-
-
-def signed_log(seqs, scale):
-    """``sign(x) log(1 + |x| / s)`` of every value, ``s`` the channel's scale."""
-    return [np.sign(x) * np.log1p(np.abs(x) / scale) for x in seqs]
+    if SCALE_STATISTIC != "mean":
+        return log_scales(seqs)
+    mean = np.abs(np.concatenate(seqs)).mean(axis=0)
+    return np.where(mean > 0, mean, 1.0)
 
 
 def install(patch=Assign):

@@ -388,13 +388,11 @@ def channel_statistics(seqs):
     return mean * peak, np.where(constant | (std == 0), 1.0, std * peak)
 
 
+@fill_doc(seqs=_SEQS)
 def log_scales(seqs):
-    """Per channel, the median of ``|x|`` over every step of every series.
+    """Per channel, the median of ``|x|`` over every step of every (training) series.
 
-    Parameters
-    ----------
-    seqs : list of ndarray of shape (T_i, m)
-        The (training) sequences.
+    {seqs}
 
     Returns
     -------
